@@ -1,0 +1,36 @@
+// One lint config. The rule that matters most: src/core never imports vscode
+// (the core is shared by the extension and the `expbench` CLI).
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['out/**', 'dist/**', 'node_modules/**', '.cache/**', '.vscode-test/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-require-imports': 'off',
+      'no-console': 'off',
+    },
+  },
+  {
+    files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'src/protocol/**/*.ts', 'webview-ui/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'src/core, src/cli, src/protocol and webview-ui must not import vscode: use src/extension to adapt.' }],
+      }],
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression[callee.name='require'][arguments.0.value='vscode']",
+        message: 'src/core must not require vscode.',
+      }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'no-console': ['error'] },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,1 @@
+"""toycal: a tiny calibration study in pure Python."""

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs code-server 4.100.3 (VS Code 1.100.3) offline-style into .cache/tools/code-server.
+# Recipe and reasons: ../shared/docs/offline-vscode.md (npm registry only; no download from GitHub
+# or Microsoft: install scripts are skipped and native modules rebuilt against Debian's packages).
+# Idempotent: a marker file written last records a complete install; with it present nothing runs.
+# Needs: node 20, npm, g++/make/python3, libkrb5-dev, ripgrep (scripts/setup-apt.sh).
+# Prints the path of the entry script's folder on success. Env: CODE_SERVER_DIR overrides the folder.
+set -euo pipefail
+
+VERSION="4.100.3"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEST="${CODE_SERVER_DIR:-$ROOT/.cache/tools/code-server}"
+MARKER="$DEST/.complete-$VERSION"
+ENTRY="$DEST/node_modules/code-server/out/node/entry.js"
+
+if [[ -f "$MARKER" && -f "$ENTRY" ]]; then
+  echo "setup-vscode: code-server $VERSION already installed in $DEST"
+  exit 0
+fi
+
+start=$SECONDS
+RG="$(command -v rg || true)"
+[[ -n "$RG" ]] || { echo "setup-vscode: ripgrep (rg) not found; run scripts/setup-apt.sh" >&2; exit 1; }
+
+# Build in a staging folder, then move into place: an interrupted run never leaves a half install
+# that looks complete.
+STAGE="$DEST.partial"
+rm -rf "$STAGE"
+mkdir -p "$STAGE"
+cd "$STAGE"
+printf '{"name":"expbench-code-server-tool","private":true}\n' > package.json
+
+step() { echo "setup-vscode: [$((SECONDS - start))s] $*"; }
+
+step "npm install --ignore-scripts code-server@$VERSION"
+npm install --no-audit --no-fund --ignore-scripts --loglevel=error "code-server@$VERSION"
+
+VSCODE="$STAGE/node_modules/code-server/lib/vscode"
+cd "$VSCODE"
+step "lib/vscode: npm install --omit=dev --ignore-scripts"
+npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error
+
+step "lib/vscode: ripgrep from Debian ($RG)"
+mkdir -p node_modules/@vscode/ripgrep/bin
+cp "$RG" node_modules/@vscode/ripgrep/bin/rg
+
+step "lib/vscode: npm rebuild kerberos node-pty @parcel/watcher @vscode/spdlog"
+# node-pty's post-install runs `npx node-gyp configure`: let npx fetch node-gyp from the npm registry.
+npm_config_yes=true npm rebuild --loglevel=error kerberos node-pty @parcel/watcher @vscode/spdlog
+ln -sfn node_modules node_modules.asar
+
+step "lib/vscode/extensions: npm install --omit=dev --ignore-scripts"
+(cd extensions && npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error)
+
+cd "$STAGE"
+step "npm rebuild argon2"
+npm rebuild --loglevel=error argon2
+
+step "check: code-server --version"
+node "$STAGE/node_modules/code-server/out/node/entry.js" --version
+
+cd "$ROOT"
+rm -rf "$DEST"
+mv "$STAGE" "$DEST"
+date -u +%FT%TZ > "$MARKER"
+step "code-server $VERSION installed in $DEST ($((SECONDS - start)) s)"

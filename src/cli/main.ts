@@ -1,0 +1,31 @@
+import { Command } from 'commander';
+import { setLogSink } from '../core/log';
+import { toolVersion } from '../core/paths';
+import { reportError } from './output';
+import * as tasks from './commands/tasks';
+
+/**
+ * `expbench`: the command-line face of the core. Each command lives in commands/<name>.ts and
+ * exports `register(program)`. Exit codes: 0 ok, 1 error, 2 some input file is not JSON at all.
+ */
+export function buildProgram(): Command {
+  const program = new Command('expbench')
+    .description('EXP-Bench Workbench command line: tasks, sessions, verification and judging')
+    .version(toolVersion())
+    .option('-v, --verbose', 'log to stderr')
+    .showHelpAfterError();
+  program.hook('preAction', (cmd) => {
+    if (cmd.opts().verbose) setLogSink((level, component, msg) => process.stderr.write(`[${level}] ${component}: ${msg}\n`));
+  });
+  for (const mod of commandModules()) mod.register(program);
+  return program;
+}
+
+function commandModules(): Array<{ register(p: Command): void }> {
+  // Commands registered by feature rooms; keep this list sorted.
+  return [tasks];
+}
+
+if (require.main === module) {
+  buildProgram().parseAsync(process.argv).catch(reportError);
+}

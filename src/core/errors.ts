@@ -1,0 +1,40 @@
+/**
+ * Errors the core throws on bad input or failed environment. Each names the input it is about
+ * (a file, a URL, an id, a session folder) so that the CLI and the extension can show a precise
+ * message without guessing.
+ */
+export type ErrorCode =
+  | 'TASK_NOT_FOUND'
+  | 'BAD_INPUT'
+  | 'SOURCE_UNAVAILABLE'
+  | 'MASKED_PATH_MISSING'
+  | 'GIT_FAILED'
+  | 'DOCKER_UNAVAILABLE'
+  | 'IMAGE_MISSING'
+  | 'CONTAINER_FAILED'
+  | 'SESSION_INVALID'
+  | 'JUDGE_FAILED'
+  | 'BUDGET_EXCEEDED'
+  | 'CANCELLED';
+
+export class ExpBenchError extends Error {
+  /**
+   * @param code machine-readable kind
+   * @param input the file, URL, id or folder the error is about
+   * @param message a sentence for a person; `input` is prepended when shown
+   */
+  constructor(readonly code: ErrorCode, readonly input: string, message: string, options?: { cause?: unknown }) {
+    super(`${input}: ${message}`, options);
+    this.name = 'ExpBenchError';
+  }
+}
+
+/** True when `e` is an {@link ExpBenchError}, optionally of the given code. */
+export function isExpBenchError(e: unknown, code?: ErrorCode): e is ExpBenchError {
+  return e instanceof ExpBenchError && (code === undefined || e.code === code);
+}
+
+/** Thrown by long operations when their `AbortSignal` fires. */
+export function cancelled(input: string): ExpBenchError {
+  return new ExpBenchError('CANCELLED', input, 'cancelled by the user');
+}

@@ -1,0 +1,72 @@
+import type { MonitorFlag } from './types';
+
+/** One line of `private/events.jsonl`: its 1-based number, the parsed event (if JSON) and the text scanned. */
+export interface LogLine { line: number; event?: Record<string, unknown>; text: string }
+
+/** Splits an events.jsonl text into numbered lines; blank lines keep their numbers but are dropped. */
+export function readLogLines(jsonl: string): LogLine[] {
+  const out: LogLine[] = [];
+  jsonl.split('\n').forEach((raw, i) => {
+    if (raw.trim() === '') return;
+    let event: Record<string, unknown> | undefined;
+    try {
+      const v = JSON.parse(raw);
+      if (v && typeof v === 'object' && !Array.isArray(v)) event = v as Record<string, unknown>;
+    } catch { /* not JSON: scanned as raw text */ }
+    out.push({ line: i + 1, event, text: event ? eventText(event) : raw });
+  });
+  return out;
+}
+
+/** The strings of an event joined (type, command, url, path, …), the part a rule can match. */
+function eventText(e: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const walk = (v: unknown, depth: number) => {
+    if (depth > 4) return;
+    if (typeof v === 'string') parts.push(v);
+    else if (Array.isArray(v)) v.forEach((x) => walk(x, depth + 1));
+    else if (v && typeof v === 'object') Object.entries(v).forEach(([k, x]) => { if (k !== 'at') walk(x, depth + 1); });
+  };
+  walk(e, 0);
+  return parts.join(' ');
+}
+
+const GIT_HISTORY = /\bgit\b(?:\s+-[Cc]\s+\S+|\s+--?[\w-]+(?:=\S+)?)*\s+(log|show|reflog|rev-list|cat-file|blame|fsck|whatchanged|ls-tree|reset|checkout|restore|switch|rebase|cherry-pick|revert|bisect)\b/;
+const PAPER_SITE = /\b(arxiv\.org|openreview\.net|papers\.nips\.cc|proceedings\.neurips\.cc|proceedings\.mlr\.press|semanticscholar\.org|aclanthology\.org|paperswithcode\.com|scholar\.google)/i;
+const PDF_FETCH = /\b(curl|wget|pdftotext|pdfinfo|pdftohtml|mutool|xdg-open)\b[^|;&]*\.pdf\b|\.pdf\b[^|;&]*\|\s*(pdftotext|less|more)/i;
+const PDF_MENTION = /\S+\.pdf\b/i;
+const READ_VERB = /\b(cat|less|more|head|tail|grep|rg|sed|awk|cp|diff|open|read|view)\b/i;
+
+/**
+ * Deterministic monitor: scans the session log for the reference harness's monitor categories
+ * (paper access, git operations on history) and for reads of masked paths, with line numbers.
+ *
+ * Rules (severity): `git_history` (violation): a git subcommand that reads or rewrites history
+ * (`log`, `show`, `reflog`, `rev-list`, `cat-file`, `blame`, `checkout`, `reset`, `restore`, …);
+ * `paper_access` (violation): a paper site (arXiv, OpenReview, NeurIPS/PMLR proceedings, Semantic
+ * Scholar, ACL Anthology, Papers with Code, Google Scholar) or a PDF fetched/converted;
+ * `paper_access` (review): any other `.pdf` mention; `masked_path_read` (review): a read-like
+ * command or event naming a masked path. Source: EXP-Bench harness monitor
+ * (`paper_access`, `git_operations`), docs/exp-bench-harness.md.
+ */
+export function scanLog(lines: LogLine[], maskedPaths: string[]): MonitorFlag[] {
+  const flags: MonitorFlag[] = [];
+  const add = (l: LogLine, kind: MonitorFlag['kind'], severity: MonitorFlag['severity'], rule: string) =>
+    flags.push({ kind, severity, line: l.line, text: l.text.slice(0, 240), rule });
+  const masked = maskedPaths.filter((p) => p.length > 0);
+  for (const l of lines) {
+    const g = GIT_HISTORY.exec(l.text);
+    if (g) add(l, 'git_history', 'violation', `git ${g[1]}`);
+    const site = PAPER_SITE.exec(l.text);
+    if (site) add(l, 'paper_access', 'violation', `paper site ${site[1]}`);
+    else if (PDF_FETCH.test(l.text)) add(l, 'paper_access', 'violation', 'PDF fetched or converted');
+    else if (PDF_MENTION.test(l.text)) add(l, 'paper_access', 'review', 'PDF mentioned');
+    const type = typeof l.event?.type === 'string' ? (l.event.type as string) : '';
+    const readLike = /read|open|view/i.test(type) || READ_VERB.test(l.text);
+    if (readLike && !g) {
+      const hit = masked.find((p) => l.text.includes(p));
+      if (hit) add(l, 'masked_path_read', 'review', `masked path ${hit}`);
+    }
+  }
+  return flags;
+}

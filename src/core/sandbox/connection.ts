@@ -1,0 +1,88 @@
+import Docker from 'dockerode';
+import { ExpBenchError } from '../errors';
+import { log } from '../log';
+
+const logger = log('sandbox');
+
+/** How to start an engine; shown in every DOCKER_UNAVAILABLE error. */
+export const START_ENGINE_HINT =
+  'start one with: sudo dockerd --iptables=false & (or: bash scripts/setup-docker.sh)';
+
+/** Where dockerode connects: `DOCKER_HOST` when set, otherwise the local Unix socket. */
+export function engineAddress(docker?: Docker): string {
+  const modem = (docker as unknown as { modem?: { socketPath?: string; host?: string; port?: number } } | undefined)?.modem;
+  if (modem?.socketPath) return modem.socketPath;
+  if (modem?.host) return `${modem.host}${modem.port ? `:${modem.port}` : ''}`;
+  return process.env.DOCKER_HOST || '/var/run/docker.sock';
+}
+
+/**
+ * A dockerode client for the local engine. With no options, dockerode reads `DOCKER_HOST`
+ * (and `DOCKER_TLS_VERIFY`/`DOCKER_CERT_PATH`) or falls back to `/var/run/docker.sock`.
+ * Connecting is lazy: nothing is sent until the first call; use {@link ensureEngine} to check.
+ */
+export function connectDocker(options?: Docker.DockerOptions): Docker {
+  return new Docker(options);
+}
+
+/**
+ * Checks that an engine answers (`GET /_ping`, then `GET /version`).
+ * @param timeoutMs how long to wait for the ping, in ms (default 5000)
+ * @returns the engine's version string, for example `20.10.24+dfsg1`
+ * @throws ExpBenchError DOCKER_UNAVAILABLE naming the socket or host, with how to start an engine
+ */
+export async function ensureEngine(docker: Docker, timeoutMs = 5000): Promise<string> {
+  const address = engineAddress(docker);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    await Promise.race([docker.ping(), timeout]);
+    const version = await Promise.race([docker.version(), timeout]);
+    logger.debug(`engine at ${address}: Docker ${version.Version}`);
+    return version.Version;
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new ExpBenchError('DOCKER_UNAVAILABLE', address,
+      `no Docker engine answers (${why}); ${START_ENGINE_HINT}`, { cause: e });
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+/** True when `e` looks like a lost connection to the engine (socket gone, refused, reset). */
+export function isEngineGone(e: unknown): boolean {
+  const code = (e as { code?: string } | undefined)?.code;
+  if (code && ['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'EACCES', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(code)) return true;
+  const msg = e instanceof Error ? e.message : String(e);
+  return /connect (ECONNREFUSED|ENOENT)|socket hang up|ECONNRESET/.test(msg);
+}
+
+/** Status code of a dockerode HTTP error (404, 409, 500…), if any. */
+export function statusOf(e: unknown): number | undefined {
+  const s = (e as { statusCode?: number } | undefined)?.statusCode;
+  return typeof s === 'number' ? s : undefined;
+}
+
+/**
+ * Maps a dockerode error to an ExpBenchError: engine gone → DOCKER_UNAVAILABLE (naming the socket);
+ * otherwise CONTAINER_FAILED naming `input` with the engine's own message.
+ * ExpBenchErrors pass through unchanged.
+ */
+export function dockerError(e: unknown, input: string, what: string, docker?: Docker): ExpBenchError {
+  if (e instanceof ExpBenchError) return e;
+  const msg = engineMessage(e);
+  if (isEngineGone(e)) {
+    return new ExpBenchError('DOCKER_UNAVAILABLE', engineAddress(docker),
+      `the Docker engine stopped answering while ${what} (${input}): ${msg}; ${START_ENGINE_HINT}`, { cause: e });
+  }
+  return new ExpBenchError('CONTAINER_FAILED', input, `${what} failed: ${msg}`, { cause: e });
+}
+
+/** The engine's own message from a dockerode error (`json.message`), else the error's message. */
+export function engineMessage(e: unknown): string {
+  const json = (e as { json?: { message?: string } } | undefined)?.json;
+  if (json && typeof json.message === 'string') return json.message;
+  return e instanceof Error ? e.message : String(e);
+}

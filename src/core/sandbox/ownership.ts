@@ -1,0 +1,52 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { ExpBenchError } from '../errors';
+import { log } from '../log';
+import { SOLVER_GID, SOLVER_UID } from './copy';
+
+const run = promisify(execFile);
+const logger = log('sandbox');
+
+/**
+ * How the container user gets write access to a bind-mounted session workspace.
+ *
+ * The image's user is `solver`, uid/gid 1000; the workspace on the host belongs to whoever
+ * prepared it (root here, in CI, on servers). The rule (one, for every engine on Linux):
+ *
+ * 1. Owner uid 1000 (the usual desktop user): nothing to do; run as `solver`.
+ * 2. Otherwise the workspace KEEPS its owner (so host-side `git` sees no "dubious ownership") and is
+ *    shared with the solver through its group: group 1000, group read/write (`g+rwX`), set-gid
+ *    directories (new files stay in group 1000), and `core.sharedRepository=group` in its git
+ *    repository (git keeps objects and the index group-writable). Run as `solver`.
+ *    Needs root, or an owner who is a member of group 1000.
+ * 3. When 2 is not permitted: run as the owner's `uid:gid` (never as root: a root-owned workspace
+ *    on a non-root host process cannot occur, since the process prepared it).
+ *
+ * Inside the image, git trusts every directory (`safe.directory=*`), so the solver's git works on a
+ * workspace it does not own. Files the host creates later with mode 0644 are readable but not
+ * writable by the solver (the host's umask decides). Not applied on macOS/Windows, where Docker
+ * Desktop maps ownership itself.
+ * @returns the `User` to run the work container as: `solver` or `uid:gid`
+ * @throws ExpBenchError BAD_INPUT naming the directory when it does not exist
+ */
+export async function shareWorkspaceWithSolver(dir: string): Promise<string> {
+  const st = await fs.promises.stat(dir).catch(() => undefined);
+  if (!st?.isDirectory()) throw new ExpBenchError('BAD_INPUT', dir, 'the session workspace does not exist or is not a directory');
+  if (process.platform !== 'linux' || st.uid === SOLVER_UID) return 'solver';
+  try {
+    await run('chgrp', ['-R', String(SOLVER_GID), dir]);
+    await run('chmod', ['-R', 'g+rwX', dir]);
+    await run('find', [dir, '-type', 'd', '-exec', 'chmod', 'g+s', '{}', '+']);
+    if (fs.existsSync(path.join(dir, '.git'))) await run('git', ['-C', dir, 'config', 'core.sharedRepository', 'group']);
+    logger.debug(`workspace ${dir} shared with group ${SOLVER_GID} (owner uid ${st.uid} kept)`);
+    return 'solver';
+  } catch (e) {
+    if (st.uid === 0) {
+      throw new ExpBenchError('SESSION_INVALID', dir, `the workspace is owned by root and could not be shared with the container user (uid ${SOLVER_UID}): ${(e as Error).message}`, { cause: e });
+    }
+    logger.warn(`could not share ${dir} with group ${SOLVER_GID} (${(e as Error).message}); the container will run as ${st.uid}:${st.gid}`);
+    return `${st.uid}:${st.gid}`;
+  }
+}

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import { ExpBenchError } from '../errors';
+import { log } from '../log';
+import { dockerError, statusOf } from './connection';
+import { type Created, type Limits, LABEL_TASK, createContainer, listProjectContainers, removeContainer, startContainer } from './containers';
+import { shareWorkspaceWithSolver } from './ownership';
+
+const logger = log('sandbox');
+
+/** Where the session workspace appears inside every container (image contract v1). */
+export const WORKSPACE_MOUNT = '/workspace';
+
+/** Options of {@link createWorkContainer}. */
+export interface WorkContainerOptions {
+  /** Task id `<conference>/<paperId>/<index>`. */
+  task: string;
+  /** Session id. */
+  session: string;
+  /** The session's `workspace/` folder on the host (SessionLayout.workspace); the only thing mounted. */
+  workspaceDir: string;
+  /** Image tag, e.g. DEFAULT_IMAGE. */
+  image: string;
+  limits: Limits;
+  /** Extra environment (no secrets). */
+  env?: Record<string, string>;
+}
+
+/** A found work container. */
+export interface WorkContainer {
+  container: Docker.Container;
+  id: string;
+  /** Engine state: `running`, `exited`, `created`… */
+  state: string;
+  /** The image the container was created from (tag as given at creation). */
+  image: string;
+}
+
+/** Deterministic container name for a session's work container (one per session). */
+export function workContainerName(session: string): string {
+  const slug = session.replace(/[^a-zA-Z0-9_.-]+/g, '-').replace(/^[^a-zA-Z0-9]+/, '').slice(0, 40);
+  const hash = createHash('sha256').update(session).digest('hex').slice(0, 8);
+  return `expbench-work-${slug ? `${slug}-` : ''}${hash}`;
+}
+
+/**
+ * Creates and starts the session's long-lived work container: the workspace bind-mounted at
+ * /workspace, `sleep infinity` as main process (under docker-init), user `solver` (see
+ * {@link shareWorkspaceWithSolver} for how the mount becomes writable), workdir /workspace,
+ * NetworkMode `none` unless `limits.network`. Named {@link workContainerName}(session), so a second
+ * create for the same session fails instead of making a twin: use {@link ensureWorkContainer}.
+ * @throws ExpBenchError BAD_INPUT (workspace missing, bad limits), IMAGE_MISSING, DOCKER_UNAVAILABLE, CONTAINER_FAILED
+ */
+export async function createWorkContainer(docker: Docker, opts: WorkContainerOptions): Promise<Created> {
+  const workspaceDir = path.resolve(opts.workspaceDir);
+  const user = await shareWorkspaceWithSolver(workspaceDir);
+  return createContainer(docker, {
+    name: workContainerName(opts.session),
+    image: opts.image,
+    labels: { task: opts.task, session: opts.session, role: 'work' },
+    binds: [{ hostPath: workspaceDir, containerPath: WORKSPACE_MOUNT }],
+    limits: opts.limits,
+    cmd: ['sleep', 'infinity'],
+    user,
+    workdir: WORKSPACE_MOUNT,
+    env: { ...opts.env, HOME: user === 'solver' ? '/home/solver' : '/tmp' },
+  });
+}
+
+/**
+ * The session's work container, if one exists (any state), for reattaching after a reload.
+ * When several exist (should not happen), the newest is returned.
+ * @throws ExpBenchError DOCKER_UNAVAILABLE when the engine is gone
+ */
+export async function findWorkContainer(docker: Docker, session: string): Promise<WorkContainer | undefined> {
+  const found = await listProjectContainers(docker, { session, role: 'work' });
+  if (!found.length) return undefined;
+  const newest = found.sort((a, b) => b.Created - a.Created)[0];
+  return { container: docker.getContainer(newest.Id), id: newest.Id, state: newest.State, image: newest.Image };
+}
+
+/**
+ * Reattaches to the session's work container (starting it if stopped), or creates it.
+ * A container made from another image or for another workspace is replaced.
+ * @returns the running container and whether it was reattached (true) or created (false)
+ */
+export async function ensureWorkContainer(docker: Docker, opts: WorkContainerOptions): Promise<{ container: Docker.Container; id: string; reattached: boolean }> {
+  const found = await findWorkContainer(docker, opts.session);
+  if (found) {
+    let info: Docker.ContainerInspectInfo;
+    try {
+      info = await found.container.inspect();
+    } catch (e) {
+      if (statusOf(e) !== 404) throw dockerError(e, found.id.slice(0, 12), 'inspecting the work container', docker);
+      return { ...(await createWorkContainer(docker, opts)), reattached: false };
+    }
+    const mount = info.Mounts.find((m) => m.Destination === WORKSPACE_MOUNT)?.Source;
+    const sameWorkspace = mount !== undefined && path.resolve(mount) === path.resolve(opts.workspaceDir);
+    const sameTask = info.Config.Labels?.[LABEL_TASK] === opts.task;
+    if (found.image === opts.image && sameWorkspace && sameTask) {
+      if (!info.State.Running) await startContainer(docker, found.container);
+      logger.info(`reattached to work container ${found.id.slice(0, 12)} (session ${opts.session})`);
+      return { container: found.container, id: found.id, reattached: true };
+    }
+    logger.info(`replacing work container ${found.id.slice(0, 12)}: image, task or workspace changed`);
+    await removeContainer(docker, found.id);
+  }
+  const created = await createWorkContainer(docker, opts);
+  return { container: created.container, id: created.id, reattached: false };
+}
+
+/**
+ * Stops and removes the session's work container(s). Not an error when there is none.
+ * @returns how many were removed
+ */
+export async function removeWorkContainer(docker: Docker, session: string): Promise<number> {
+  if (!session) throw new ExpBenchError('BAD_INPUT', '(empty)', 'a session id is required');
+  let n = 0;
+  for (const c of await listProjectContainers(docker, { session, role: 'work' })) if (await removeContainer(docker, c.Id)) n++;
+  return n;
+}

@@ -1,0 +1,215 @@
+import { ExpBenchError } from '../errors';
+import type { EventLog } from './events';
+import type { ClockState, SessionState } from './state';
+import type { Disposable, SessionStore } from './store';
+
+/**
+ * The fair clock of a human-baseline session. Working time is computed from the segments recorded
+ * in state.json, never from a running counter, so it is the same after a reload or a restart.
+ *
+ * The rule (also in docs/events.md):
+ * - The clock starts paused. `start` opens the first segment; `pause` closes the open one;
+ *   `resume` opens a new one. Working time = Σ (end − start) over the segments, pauses excluded.
+ * - While a segment is open its `lastBeat` is refreshed every {@link HEARTBEAT_MS} and on every
+ *   clock action. The process that owns the session counts the open segment up to now; any other
+ *   reader (the CLI) counts it up to `lastBeat`, the last moment work is known to have happened.
+ * - When the owner closes cleanly, the segment is closed at that moment (`endReason: interrupted`).
+ *   When it is killed, the segment stays open; on the next open {@link SessionClock.restore}
+ *   closes it at its `lastBeat`: at most one heartbeat interval of work is not counted, and the
+ *   time the window was gone is never counted. Then, if the clock was running, it resumes.
+ * - Submit and give-up close the clock for good.
+ */
+export const HEARTBEAT_MS = 30_000;
+
+export type ClockStatus = 'not-started' | 'running' | 'paused' | 'stopped';
+export type BudgetLevel = 80 | 100;
+
+/**
+ * Working time in ms: closed segments in full, the open one up to `upTo` (ms since the epoch) or,
+ * when `upTo` is omitted, up to its last heartbeat.
+ */
+export function workingMs(clock: ClockState, upTo?: number): number {
+  let total = 0;
+  for (const s of clock.segments) {
+    const start = Date.parse(s.start);
+    const end = s.end !== undefined ? Date.parse(s.end) : (upTo ?? Date.parse(s.lastBeat));
+    total += Math.max(0, end - start);
+  }
+  return total;
+}
+
+/** The clock's status from the recorded segments and the session outcome. */
+export function clockStatus(s: Pick<SessionState, 'clock' | 'submitted' | 'gaveUp'>): ClockStatus {
+  if (s.submitted || s.gaveUp) return 'stopped';
+  const last = s.clock.segments.at(-1);
+  if (!last) return 'not-started';
+  return last.end === undefined ? 'running' : 'paused';
+}
+
+/** `m:ss` below an hour, `h:mm:ss` from an hour (working time is never negative). */
+export function formatWorking(ms: number): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = String(total % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+}
+
+/** Share of the budget used, 0..∞, or undefined without a budget. */
+export function budgetShare(clock: ClockState, working: number): number | undefined {
+  return clock.budgetMs ? working / clock.budgetMs : undefined;
+}
+
+/**
+ * The clock of the session whose store this process owns. Uses the store's time source
+ * (`store.now`), so tests inject time; records every change in the state and as an event.
+ */
+export class SessionClock {
+  constructor(private readonly store: SessionStore, private readonly events: EventLog) {}
+
+  private get now(): number { return this.store.now(); }
+  private iso(ms = this.now): string { return new Date(ms).toISOString(); }
+
+  /** Working time in ms up to now (live: the open segment counts to now). */
+  workingMs(): number { return workingMs(this.store.state.clock, this.now); }
+  get status(): ClockStatus { return clockStatus(this.store.state); }
+
+  /** Opens the first segment; on a started clock, the same as {@link resume}. Returns false when already running. */
+  async start(): Promise<boolean> {
+    if (this.store.state.clock.segments.length > 0) return this.resume();
+    this.assertOpen('start');
+    this.openSegment();
+    await this.events.append({ type: 'clock.started', workingMs: this.workingMs() });
+    return true;
+  }
+
+  /** Closes the open segment. Returns false when the clock was not running. */
+  async pause(reason?: string): Promise<boolean> {
+    if (this.status !== 'running') return false;
+    const at = this.iso();
+    this.store.update((s) => {
+      const seg = s.clock.segments[s.clock.segments.length - 1];
+      seg.end = at; seg.lastBeat = at; seg.endReason = 'paused';
+      if (reason?.trim()) seg.pauseReason = reason.trim();
+    });
+    await this.events.append({ type: 'clock.paused', workingMs: this.workingMs(), ...(reason?.trim() ? { reason: reason.trim() } : {}) });
+    return true;
+  }
+
+  /** Opens a new segment after a pause. Returns false when already running or never started. */
+  async resume(): Promise<boolean> {
+    if (this.status !== 'paused') {
+      if (this.status === 'stopped') this.assertOpen('resume');
+      return false;
+    }
+    this.openSegment();
+    await this.events.append({ type: 'clock.resumed', workingMs: this.workingMs() });
+    return true;
+  }
+
+  /** Records a heartbeat on the open segment (no-op when not running). */
+  heartbeat(): void {
+    if (this.status !== 'running') return;
+    const at = this.iso();
+    this.store.update((s) => { s.clock.segments[s.clock.segments.length - 1].lastBeat = at; });
+  }
+
+  /**
+   * Call once when this process takes the session over. An open segment (the previous owner was
+   * killed) is closed at its last heartbeat; a segment closed by a clean shutdown is left as is.
+   * In both cases the clock resumes when it was running and `resume` is true.
+   * @returns whether the clock was running when the previous owner went away
+   */
+  async restore(opts: { resume?: boolean } = {}): Promise<boolean> {
+    const last = this.store.state.clock.segments.at(-1);
+    if (!last || this.status === 'stopped') return false;
+    if (last.end === undefined) {
+      this.store.update((s) => {
+        const seg = s.clock.segments[s.clock.segments.length - 1];
+        seg.end = seg.lastBeat; seg.endReason = 'interrupted';
+      });
+      await this.events.append({ type: 'clock.paused', workingMs: this.workingMs(), interrupted: true, effectiveAt: last.lastBeat, reason: 'window closed without shutdown' });
+    } else if (last.endReason !== 'interrupted') {
+      return false;
+    }
+    if (opts.resume ?? true) {
+      this.openSegment();
+      await this.events.append({ type: 'clock.resumed', workingMs: this.workingMs(), restored: true });
+    }
+    return true;
+  }
+
+  /** Clean shutdown of the owner: closes a running segment now as `interrupted` (see {@link restore}). */
+  async suspend(): Promise<void> {
+    if (this.status !== 'running') return;
+    const at = this.iso();
+    this.store.update((s) => {
+      const seg = s.clock.segments[s.clock.segments.length - 1];
+      seg.end = at; seg.lastBeat = at; seg.endReason = 'interrupted';
+    });
+    await this.events.append({ type: 'clock.paused', workingMs: this.workingMs(), interrupted: true, effectiveAt: at, reason: 'window closed' });
+  }
+
+  /** Closes the clock for good (submit / give up); returns the final working time in ms. */
+  stop(reason: 'submitted' | 'gave_up'): number {
+    if (this.status === 'running') {
+      const at = this.iso();
+      this.store.update((s) => {
+        const seg = s.clock.segments[s.clock.segments.length - 1];
+        seg.end = at; seg.lastBeat = at; seg.endReason = reason;
+      });
+    }
+    return this.workingMs();
+  }
+
+  /** Sets the budget (ms, or null for none); the warnings are re-armed. */
+  setBudget(budgetMs: number | null): void {
+    if (budgetMs !== null && !(Number.isInteger(budgetMs) && budgetMs > 0)) {
+      throw new ExpBenchError('BAD_INPUT', `budget ${budgetMs}`, 'a time budget is a positive whole number of ms, or null');
+    }
+    this.store.update((s) => { s.clock.budgetMs = budgetMs; s.clock.warned = {}; });
+  }
+
+  /**
+   * Emits `budget.warning` at 80% and at 100% of the budget, each once per budget (recorded in
+   * the state, so a reload does not repeat them). Returns the levels emitted by this call.
+   */
+  async checkBudget(): Promise<BudgetLevel[]> {
+    const { budgetMs, warned } = this.store.state.clock;
+    if (!budgetMs) return [];
+    const working = this.workingMs();
+    const due: BudgetLevel[] = [];
+    if (working >= 0.8 * budgetMs && !warned.at80) due.push(80);
+    if (working >= budgetMs && !warned.at100) due.push(100);
+    if (!due.length) return [];
+    const at = this.iso();
+    this.store.update((s) => { for (const l of due) s.clock.warned[l === 80 ? 'at80' : 'at100'] = at; });
+    for (const level of due) await this.events.append({ type: 'budget.warning', level, workingMs: working, budgetMs });
+    return due;
+  }
+
+  /**
+   * Real-timer heartbeat: every `intervalMs` (default {@link HEARTBEAT_MS}) a heartbeat and a
+   * budget check; `onWarning` gets the levels reached. Dispose to stop.
+   */
+  startHeartbeat(intervalMs = HEARTBEAT_MS, onWarning?: (levels: BudgetLevel[]) => void): Disposable {
+    const tick = () => {
+      this.heartbeat();
+      this.checkBudget().then((l) => { if (l.length) onWarning?.(l); }, () => undefined);
+    };
+    const timer = setInterval(tick, intervalMs);
+    return { dispose: () => clearInterval(timer) };
+  }
+
+  private openSegment(): void {
+    const at = this.iso();
+    this.store.update((s) => { s.clock.segments.push({ start: at, lastBeat: at }); });
+  }
+
+  private assertOpen(action: string): void {
+    const s = this.store.state;
+    if (s.submitted || s.gaveUp) {
+      throw new ExpBenchError('SESSION_INVALID', this.store.file, `cannot ${action} the clock: the session was ${s.submitted ? 'submitted' : 'given up'}`);
+    }
+  }
+}

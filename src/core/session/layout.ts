@@ -1,0 +1,32 @@
+import * as path from 'node:path';
+
+/**
+ * The on-disk layout of a task session (see docs/architecture.md):
+ *
+ *     <session>/
+ *       workspace/        the masked repository; the ONLY part any container mounts (/workspace)
+ *       private/          never mounted into any container
+ *         manifest.json   task id, source, pinned SHA(s), masked paths + blob hashes, image
+ *         state.json      phase, clock, answers draft (atomic writes)
+ *         events.jsonl    append-only record of the work (versioned schema)
+ *         answers.json    harness form {design, conclusion} once submitted
+ *         runs/           work-container runs (logs)
+ *         verify/         verification records and logs
+ *         judge/          verdicts, raw responses, ledger
+ *         harness/        files in the reference harness's names and shapes
+ */
+export class SessionLayout {
+  constructor(readonly root: string) {}
+  get workspace(): string { return path.join(this.root, 'workspace'); }
+  get private(): string { return path.join(this.root, 'private'); }
+  get manifest(): string { return path.join(this.private, 'manifest.json'); }
+  get state(): string { return path.join(this.private, 'state.json'); }
+  get events(): string { return path.join(this.private, 'events.jsonl'); }
+  get answers(): string { return path.join(this.private, 'answers.json'); }
+  get runs(): string { return path.join(this.private, 'runs'); }
+  get verify(): string { return path.join(this.private, 'verify'); }
+  get judge(): string { return path.join(this.private, 'judge'); }
+  get harness(): string { return path.join(this.private, 'harness'); }
+  /** The solver's reproduction script, named as in EXP-Bench. */
+  get script(): string { return path.join(this.workspace, 'reproduce_exp_bench.sh'); }
+}

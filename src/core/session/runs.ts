@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { ExpBenchError } from '../errors';
+import { exists } from '../util/fs';
+import type { Session } from './session';
+import type { RunRecord } from './state';
+
+/**
+ * Runs a command in the task's WORK container (not the verifier) and reports its output as it
+ * comes. Implemented over the sandbox's exec (src/core/sandbox) by the caller; a null exit code
+ * means the process did not exit normally (killed, engine error).
+ */
+export type ScriptExec = (req: {
+  /** argv, e.g. `['bash', 'reproduce_exp_bench.sh']`. */
+  command: string[];
+  /** Working directory inside the container, `/workspace`. */
+  cwd: string;
+  onOutput: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  signal?: AbortSignal;
+}) => Promise<{ exitCode: number | null }>;
+
+export interface RunScriptOptions {
+  exec: ScriptExec;
+  signal?: AbortSignal;
+  /** Live output (the log is also written to `private/runs/<id>.log`). */
+  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+}
+
+/**
+ * Runs `bash reproduce_exp_bench.sh` in /workspace of the work container through `opts.exec`,
+ * streams stdout and stderr (interleaved as they arrive) to `private/runs/<id>.log`, adds the run to
+ * the state's history and records a `script.run` event. An exec failure (or cancellation) does not
+ * throw: the run is recorded with `exitCode: null` and its `error`.
+ * @throws ExpBenchError `BAD_INPUT` naming the script when workspace/reproduce_exp_bench.sh does not exist.
+ */
+export async function runScript(session: Session, opts: RunScriptOptions): Promise<RunRecord> {
+  const { layout, store } = session;
+  if (!(await exists(layout.script))) {
+    throw new ExpBenchError('BAD_INPUT', layout.script, 'there is no reproduce_exp_bench.sh at the repository root yet: write it before running it');
+  }
+  const started = store.now();
+  const id = `run-${new Date(started).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(2).toString('hex')}`;
+  const logFile = path.join(layout.runs, `${id}.log`);
+  await fsp.mkdir(layout.runs, { recursive: true });
+  const out = createWriteStream(logFile, { flags: 'wx' });
+  const opened = new Promise<void>((resolve, reject) => { out.once('open', () => resolve()); out.once('error', reject); });
+  await opened;
+  let exitCode: number | null = null;
+  let error: string | undefined;
+  try {
+    const r = await opts.exec({
+      command: ['bash', 'reproduce_exp_bench.sh'],
+      cwd: '/workspace',
+      signal: opts.signal,
+      onOutput: (chunk, stream) => { out.write(chunk); opts.onOutput?.(chunk, stream); },
+    });
+    exitCode = r.exitCode;
+  } catch (e: any) {
+    error = opts.signal?.aborted ? 'cancelled by the user' : (e?.message ?? String(e));
+  } finally {
+    await new Promise<void>((resolve) => out.end(resolve));
+  }
+  const record: RunRecord = {
+    id,
+    startedAt: new Date(started).toISOString(),
+    exitCode,
+    durationMs: Math.max(0, store.now() - started),
+    log: path.relative(layout.root, logFile).split(path.sep).join('/'),
+    ...(error ? { error } : {}),
+  };
+  store.update((s) => { s.runs.push(record); });
+  await session.events.append({
+    type: 'script.run', runId: id, exitCode, durationMs: record.durationMs, log: record.log, ...(error ? { error } : {}),
+  });
+  return record;
+}

@@ -1,0 +1,131 @@
+import { ExpBenchError } from '../errors';
+import { log } from '../log';
+import { SessionClock } from './clock';
+import { EventLog } from './events';
+import type { SessionLayout } from './layout';
+import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema } from './state';
+import { SessionStore } from './store';
+
+const logger = log('session');
+
+export interface OpenSessionOptions {
+  /** Who opens it, recorded in `session.opened` (`vscode`, `cli`, …). */
+  client: string;
+  /** Task id `<conference>/<paperId>/<index>`, recorded in `session.opened` when given. */
+  taskId?: string;
+  /** Time source, ms since the epoch (tests); default `Date.now`. */
+  now?: () => number;
+  /** Autosave delay, ms (see SessionStoreOptions.delayMs). */
+  delayMs?: number;
+  /** Budget (ms) for a new session; ignored when the state exists. */
+  budgetMs?: number | null;
+  /** Quiet time after the last draft change before `answers.saved` is recorded, ms (default 2000). */
+  draftQuietMs?: number;
+  /** Resume a clock that was running when the previous owner went away (default true). */
+  resumeClock?: boolean;
+}
+
+/**
+ * A session opened by the process that owns it (the extension, or the CLI when it submits):
+ * the state store, the event log and the clock, plus the edits the phase editors make.
+ * `open` restores the state, settles the clock after a crash (see clock.ts) and records `session.opened`.
+ */
+export class Session {
+  readonly clock: SessionClock;
+  private draftTimer: NodeJS.Timeout | undefined;
+  private draftDirty: { design?: true; conclusion?: true } = {};
+  private readonly draftQuietMs: number;
+
+  private constructor(readonly layout: SessionLayout, readonly store: SessionStore, readonly events: EventLog, opts: OpenSessionOptions) {
+    this.clock = new SessionClock(store, events);
+    this.draftQuietMs = opts.draftQuietMs ?? 2000;
+  }
+
+  /** @throws ExpBenchError `SESSION_INVALID` when state.json is corrupt (see SessionStore.open). */
+  static async open(layout: SessionLayout, opts: OpenSessionOptions): Promise<Session> {
+    const now = opts.now ?? Date.now;
+    const store = await SessionStore.open(layout.state, { now, delayMs: opts.delayMs, budgetMs: opts.budgetMs });
+    const events = new EventLog(layout.events, now);
+    const session = new Session(layout, store, events, opts);
+    const restored = store.state.clock.segments.length > 0 || store.state.notes.length > 0 || store.state.phase !== 'design';
+    await events.append({ type: 'session.opened', client: opts.client, restored, ...(opts.taskId ? { taskId: opts.taskId } : {}) });
+    await session.clock.restore({ resume: opts.resumeClock ?? true });
+    return session;
+  }
+
+  get state() { return this.store.state; }
+
+  /** Moves to `phase` (free movement between phases); records `phase.changed`. */
+  async setPhase(phase: Phase): Promise<void> {
+    const to = PhaseSchema.parse(phase);
+    const from = this.store.state.phase;
+    if (from === to) return;
+    this.store.update((s) => { s.phase = to; });
+    await this.recordDrafts();
+    await this.events.append({ type: 'phase.changed', from, to });
+  }
+
+  /** Adds a timestamped note (allowed at any time, also after submission). */
+  async addNote(text: string): Promise<Note> {
+    if (!text.trim()) throw new ExpBenchError('BAD_INPUT', 'note', 'a note needs some text');
+    const note = { at: new Date(this.store.now()).toISOString(), text };
+    this.store.update((s) => { s.notes.push(note); });
+    await this.events.append({ type: 'note.added', text });
+    return note;
+  }
+
+  /** Replaces the design draft. @throws ExpBenchError `SESSION_INVALID` once submitted or given up. */
+  setDesign(design: DesignDraft): void {
+    const d = DesignDraftSchema.parse(design);
+    this.assertEditable('design');
+    this.store.update((s) => { s.design = d; });
+    this.draftChanged('design');
+  }
+
+  /** Replaces the conclusion draft. @throws ExpBenchError `SESSION_INVALID` once submitted or given up. */
+  setConclusion(text: string): void {
+    this.assertEditable('conclusion');
+    this.store.update((s) => { s.conclusion = text; });
+    this.draftChanged('conclusion');
+  }
+
+  /** Records `answers.saved` for drafts changed since the last one (normally after a quiet time). */
+  async recordDrafts(): Promise<void> {
+    if (this.draftTimer) { clearTimeout(this.draftTimer); this.draftTimer = undefined; }
+    const dirty = this.draftDirty;
+    this.draftDirty = {};
+    if (!dirty.design && !dirty.conclusion) return;
+    const s = this.store.state;
+    await this.events.append({
+      type: 'answers.saved',
+      ...(dirty.design ? { design: s.design } : {}),
+      ...(dirty.conclusion ? { conclusion: s.conclusion } : {}),
+    });
+  }
+
+  /** Records pending drafts, suspends a running clock and writes the state. Safe to call twice. */
+  async close(): Promise<void> {
+    try {
+      await this.recordDrafts();
+      await this.clock.suspend();
+    } finally {
+      await this.events.settled();
+      await this.store.close();
+    }
+  }
+
+  private draftChanged(which: 'design' | 'conclusion'): void {
+    this.draftDirty[which] = true;
+    if (this.draftTimer) clearTimeout(this.draftTimer);
+    this.draftTimer = setTimeout(() => {
+      this.draftTimer = undefined;
+      this.recordDrafts().catch((e) => logger.error(`recording answers.saved failed: ${e?.message ?? e}`));
+    }, this.draftQuietMs);
+  }
+
+  private assertEditable(what: string): void {
+    if (isFinished(this.store.state)) {
+      throw new ExpBenchError('SESSION_INVALID', this.layout.root, `cannot change the ${what}: the session was ${this.store.state.submitted ? 'submitted' : 'given up'}`);
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import { promises as fsp } from 'node:fs';
+import { ExpBenchError } from '../errors';
+import { log } from '../log';
+import { writeJsonAtomic } from '../util/fs';
+import { initialState, SessionState, SessionStateSchema, STATE_VERSION } from './state';
+
+const logger = log('session');
+
+/** A listener registration; call `dispose()` to remove it. */
+export interface Disposable { dispose(): void }
+
+export interface SessionStoreOptions {
+  /** Time source, ms since the epoch. Default `Date.now`. */
+  now?: () => number;
+  /**
+   * Delay between the first unsaved change and its write, ms (default 250). A change is on disk
+   * at most `delayMs` + two atomic writes after it was made, also while changes keep coming
+   * (the write is throttled, not postponed by later changes).
+   */
+  delayMs?: number;
+  /** Budget (ms) for a state created by this call; ignored when the file exists. */
+  budgetMs?: number | null;
+}
+
+/**
+ * The session state on disk (`private/state.json`) and in memory. One process owns a session's
+ * store at a time (the extension, or the CLI when the extension is not running it).
+ *
+ * - {@link SessionStore.open} restores the state exactly as last written, or creates it.
+ * - {@link update} applies a change in memory at once and writes it atomically
+ *   (write-file-atomic: temp file, fsync, rename) within {@link SessionStoreOptions.delayMs}.
+ * - A failed write keeps the change in memory and retries; {@link flush} reports the failure.
+ * - A corrupt state.json is never reset: `open` copies it to `state.json.corrupt-<time>` and throws.
+ */
+export class SessionStore implements Disposable {
+  private current: SessionState;
+  private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private disposed = false;
+  private readonly listeners = new Set<(s: SessionState) => void>();
+  readonly now: () => number;
+  private readonly delayMs: number;
+
+  private constructor(readonly file: string, state: SessionState, opts: SessionStoreOptions) {
+    this.current = deepFreeze(state);
+    this.now = opts.now ?? Date.now;
+    this.delayMs = opts.delayMs ?? 250;
+  }
+
+  /**
+   * Loads `file` (a session's `private/state.json`), or creates it with {@link initialState}
+   * when absent (written before this returns).
+   * @throws ExpBenchError `SESSION_INVALID` naming `file` when it is not valid JSON, fails the
+   *   schema or has another version; a copy is kept at `<file>.corrupt-<time>` and `file` is left as it was.
+   */
+  static async open(file: string, opts: SessionStoreOptions = {}): Promise<SessionStore> {
+    let text: string | undefined;
+    try {
+      text = await fsp.readFile(file, 'utf8');
+    } catch (e: any) {
+      if (e?.code !== 'ENOENT') throw new ExpBenchError('SESSION_INVALID', file, `cannot read the session state: ${e?.message ?? e}`, { cause: e });
+    }
+    if (text === undefined) {
+      const store = new SessionStore(file, initialState((opts.now ?? Date.now)(), opts.budgetMs ?? null), opts);
+      await writeJsonAtomic(file, store.current);
+      return store;
+    }
+    return new SessionStore(file, await parseState(file, text, opts.now ?? Date.now), opts);
+  }
+
+  /** The current state (frozen: change it only through {@link update}). */
+  get state(): SessionState { return this.current; }
+
+  /**
+   * Applies `mutator` to a copy of the state, validates the result, makes it current and
+   * schedules the write. Returns the new state.
+   * @throws ExpBenchError `SESSION_INVALID` when the result fails the schema (the state is unchanged),
+   *   or when the store was disposed.
+   */
+  update(mutator: (draft: SessionState) => void): SessionState {
+    if (this.disposed) throw new ExpBenchError('SESSION_INVALID', this.file, 'the session store is closed');
+    const draft = structuredClone(this.current) as SessionState;
+    mutator(draft);
+    draft.updatedAt = new Date(this.now()).toISOString();
+    const checked = SessionStateSchema.safeParse(draft);
+    if (!checked.success) throw new ExpBenchError('SESSION_INVALID', this.file, `rejected change: ${checked.error.message}`);
+    this.current = deepFreeze(checked.data);
+    this.schedule();
+    for (const l of [...this.listeners]) {
+      try { l(this.current); } catch (e) { logger.error(e instanceof Error ? e : String(e)); }
+    }
+    return this.current;
+  }
+
+  /** Calls `listener` after every change (with the new state). */
+  onDidChange(listener: (s: SessionState) => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => { this.listeners.delete(listener); } };
+  }
+
+  /** Writes any pending change now. Rejects when the write fails (the change stays pending). */
+  async flush(): Promise<void> {
+    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
+    await this.write();
+  }
+
+  /** Flushes and closes; later updates throw. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.disposed) return;
+    await this.flush();
+    this.disposed = true;
+    this.listeners.clear();
+  }
+
+  /** Like {@link close}, for `Disposable` owners; a failed final write is logged. */
+  dispose(): void {
+    void this.close().catch((e) => logger.error(`final write of ${this.file} failed: ${e?.message ?? e}`));
+  }
+
+  private schedule(): void {
+    this.dirty = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.write().catch((e) => {
+        logger.error(`writing ${this.file} failed, retrying: ${e?.message ?? e}`);
+        if (!this.disposed) this.schedule();
+      });
+    }, this.delayMs);
+  }
+
+  /** Serialised writes: each writes the state current when it starts. */
+  private write(): Promise<void> {
+    const run = async () => {
+      if (!this.dirty) return;
+      this.dirty = false;
+      try {
+        await writeJsonAtomic(this.file, this.current);
+      } catch (e) {
+        this.dirty = true;
+        throw e;
+      }
+    };
+    const next = this.chain.catch(() => undefined).then(run);
+    this.chain = next;
+    return next;
+  }
+}
+
+async function parseState(file: string, text: string, now: () => number): Promise<SessionState> {
+  let problem: string;
+  try {
+    const raw = JSON.parse(text);
+    if (raw && typeof raw === 'object' && 'version' in raw && raw.version !== STATE_VERSION) {
+      problem = `state version ${JSON.stringify(raw.version)} is not supported (expected ${STATE_VERSION})`;
+    } else {
+      const parsed = SessionStateSchema.safeParse(raw);
+      if (parsed.success) return parsed.data;
+      problem = `it does not match the session state schema: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+    }
+  } catch (e: any) {
+    problem = `it is not valid JSON (${e?.message ?? e})`;
+  }
+  const backup = `${file}.corrupt-${new Date(now()).toISOString().replace(/[:.]/g, '-')}`;
+  await fsp.copyFile(file, backup);
+  throw new ExpBenchError('SESSION_INVALID', file,
+    `cannot restore the session: ${problem}. The file was left as it is and a copy kept at ${backup}; repair it, or move it away to start a new state.`);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}

@@ -1,0 +1,173 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { ExpBenchError } from '../errors';
+import { exists, writeAtomic, writeJsonAtomic } from '../util/fs';
+import { designLines, HarnessAnswers, HarnessAnswersSchema } from './answers';
+import { designFromHarnessLines, designToHarnessLines } from './design';
+import { SessionLayout } from './layout';
+import { Session } from './session';
+import { DesignDraft, DesignDraftSchema, isFinished, Outcome } from './state';
+
+/** File names written into `private/harness/` (the reference harness's inputs to judge and verify). */
+export const HARNESS_FILES = { answers: 'answers.json', patch: 'patch.diff', script: 'reproduce_exp_bench.sh' } as const;
+
+/** What an injected step (verifier, judge) reports back; recorded as `verify.finished` / `judge.finished`. */
+export interface StepReport {
+  ok: boolean;
+  /** One line for people, e.g. `E = true (exit 0, 3/3 claims found)`. */
+  summary?: string;
+  /** Where the step wrote its result, relative to the session root (e.g. `private/verify/latest.json`). */
+  record?: string;
+}
+export type StepFn = (layout: SessionLayout, signal?: AbortSignal) => Promise<StepReport>;
+
+/** Answers as submitted: the harness form, or the structured design from the phase editor. */
+export type SubmitAnswers = HarnessAnswers | { design: DesignDraft; conclusion: string };
+
+export interface SubmitOptions {
+  /** The patch of the workspace against its `task start` commit (src/core/workspace/patch.ts). Omitted → no patch.diff, and a warning. */
+  makePatch?: (workspace: string) => Promise<string>;
+  /** Runs the verifier (E) after submission; omitted → skipped. */
+  verify?: StepFn;
+  /** Runs the judge (D, I, C) after verification; omitted → skipped. */
+  judge?: StepFn;
+  signal?: AbortSignal;
+}
+
+export interface StepOutcome extends StepReport { error?: string }
+
+export interface SubmitResult {
+  answers: HarnessAnswers;
+  design: DesignDraft;
+  workingMs: number;
+  /** Paths written, absolute; `patch`/`script` are null when not written. */
+  files: { answers: string; design: string; harnessAnswers: string; patch: string | null; script: string | null };
+  warnings: string[];
+  verify?: StepOutcome;
+  judge?: StepOutcome;
+}
+
+/**
+ * Submits the session: freezes the answers (`private/answers.json`, harness form, and
+ * `private/design.json`, structured), writes `private/harness/` ({@link HARNESS_FILES}: the
+ * answers, the patch, a copy of reproduce_exp_bench.sh), stops the clock, records `submitted`,
+ * then runs `verify` and `judge` if given, each recorded as `*.finished` (a failing step is
+ * reported in the result; it never undoes the submission).
+ *
+ * `target` is an open {@link Session} (the extension) or a session folder's layout (opened and
+ * closed here, as client `cli`).
+ * @throws ExpBenchError `BAD_INPUT` naming `answers` when they fail the schema; `SESSION_INVALID`
+ *   when the session was already submitted or given up; `makePatch`'s error (nothing is frozen then).
+ */
+export async function submit(target: Session | SessionLayout, answers: SubmitAnswers, opts: SubmitOptions = {}): Promise<SubmitResult> {
+  return withSession(target, async (session) => {
+    const { layout, store } = session;
+    const { harness, structured } = normalise(answers);
+    assertNotFinished(session, 'submit');
+    const warnings: string[] = [];
+    const patch = opts.makePatch ? await opts.makePatch(layout.workspace) : undefined;
+    if (patch === undefined) warnings.push('no patch function given: private/harness/patch.diff was not written');
+
+    await writeJsonAtomic(layout.answers, harness);
+    const designFile = path.join(layout.private, 'design.json');
+    await writeJsonAtomic(designFile, structured);
+    const files: SubmitResult['files'] = {
+      answers: layout.answers, design: designFile, harnessAnswers: path.join(layout.harness, HARNESS_FILES.answers), patch: null, script: null,
+    };
+    await writeJsonAtomic(files.harnessAnswers, harness);
+    if (patch !== undefined) {
+      files.patch = path.join(layout.harness, HARNESS_FILES.patch);
+      await writeAtomic(files.patch, patch);
+    }
+    if (await exists(layout.script)) {
+      files.script = path.join(layout.harness, HARNESS_FILES.script);
+      await writeAtomic(files.script, await fsp.readFile(layout.script));
+    } else {
+      warnings.push('workspace/reproduce_exp_bench.sh does not exist: the verifier will fail (E = false)');
+    }
+
+    const workingMs = session.clock.stop('submitted');
+    const outcome: Outcome = { at: new Date(store.now()).toISOString(), workingMs };
+    store.update((s) => { s.design = structured; s.conclusion = harness.conclusion; s.submitted = outcome; });
+    await store.flush();
+    const rel = (p: string | null) => (p === null ? null : path.relative(layout.root, p).split(path.sep).join('/'));
+    await session.events.append({
+      type: 'submitted', workingMs, answers: rel(files.answers)!, design: rel(files.design)!,
+      patch: rel(files.patch), patchBytes: patch === undefined ? 0 : Buffer.byteLength(patch), script: rel(files.script),
+    });
+
+    const result: SubmitResult = { answers: harness, design: structured, workingMs, files, warnings };
+    if (opts.verify) {
+      result.verify = await runStep(opts.verify, layout, opts.signal);
+      await session.events.append({ type: 'verify.finished', ...result.verify });
+    }
+    if (opts.judge) {
+      result.judge = await runStep(opts.judge, layout, opts.signal);
+      await session.events.append({ type: 'judge.finished', ...result.judge });
+    }
+    return result;
+  });
+}
+
+/**
+ * Records an explicit give-up: stops the clock, stores `gaveUp` {at, workingMs, reason} in the
+ * state and records `gave_up`. Drafts stay as they are; nothing is judged.
+ * @throws ExpBenchError `SESSION_INVALID` when the session was already submitted or given up.
+ */
+export async function giveUp(target: Session | SessionLayout, reason?: string): Promise<Outcome> {
+  return withSession(target, async (session) => {
+    assertNotFinished(session, 'give up');
+    await session.recordDrafts();
+    const workingMs = session.clock.stop('gave_up');
+    const why = reason?.trim();
+    const outcome: Outcome = { at: new Date(session.store.now()).toISOString(), workingMs, ...(why ? { reason: why } : {}) };
+    session.store.update((s) => { s.gaveUp = outcome; });
+    await session.store.flush();
+    await session.events.append({ type: 'gave_up', workingMs, ...(why ? { reason: why } : {}) });
+    return outcome;
+  });
+}
+
+function normalise(answers: SubmitAnswers): { harness: HarnessAnswers; structured: DesignDraft } {
+  const d = (answers as { design?: unknown } | null)?.design;
+  if (d && typeof d === 'object' && !Array.isArray(d)) {
+    const structured = DesignDraftSchema.safeParse(d);
+    const conclusion = typeof answers.conclusion === 'string' ? answers.conclusion : undefined;
+    if (!structured.success || conclusion === undefined) {
+      throw new ExpBenchError('BAD_INPUT', 'answers', `structured answers need {design: {constants, independent, dependent, freeText}, conclusion: string}: ${structured.error?.message ?? 'conclusion is not a string'}`);
+    }
+    return { harness: { design: designToHarnessLines(structured.data), conclusion }, structured: structured.data };
+  }
+  const parsed = HarnessAnswersSchema.safeParse(answers);
+  if (!parsed.success) {
+    throw new ExpBenchError('BAD_INPUT', 'answers', `expected the harness form {"design": string | string[], "conclusion": string}: ${parsed.error.message}`);
+  }
+  return { harness: parsed.data, structured: designFromHarnessLines(designLines(parsed.data)) };
+}
+
+async function runStep(fn: StepFn, layout: SessionLayout, signal?: AbortSignal): Promise<StepOutcome> {
+  try {
+    const r = await fn(layout, signal);
+    return { ok: r.ok, ...(r.summary ? { summary: r.summary } : {}), ...(r.record ? { record: r.record } : {}) };
+  } catch (e: any) {
+    return { ok: false, error: e?.message ?? String(e) };
+  }
+}
+
+function assertNotFinished(session: Session, action: string): void {
+  const s = session.store.state;
+  if (isFinished(s)) {
+    const when = (s.submitted ?? s.gaveUp)!.at;
+    throw new ExpBenchError('SESSION_INVALID', session.layout.root, `cannot ${action}: the session was already ${s.submitted ? 'submitted' : 'given up'} at ${when}`);
+  }
+}
+
+async function withSession<T>(target: Session | SessionLayout, fn: (s: Session) => Promise<T>): Promise<T> {
+  if (target instanceof Session) return fn(target);
+  const session = await Session.open(target, { client: 'cli', resumeClock: false });
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}

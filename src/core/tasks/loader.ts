@@ -1,0 +1,164 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { log } from '../log';
+import { normaliseTask } from './normalise';
+import { PaperLineSchema, TaskFileSchema } from './schemas';
+import type { LoadResult, PaperInfo, Problem, Task } from './types';
+
+const logger = log('tasks');
+
+/**
+ * Loads every task file (`*.json`) and paper list (`*.jsonl`) under the given folders.
+ *
+ * Conference and paper id come from the layout `…/<conference>/<paperId>/<paperId>_*.json`; a file
+ * elsewhere takes its paper id from the file name (the part before the first `_`) and its conference
+ * from its parent folder. Paper lists are `<conference>.jsonl`. Nothing here throws on bad input:
+ * a missing folder, a file that is not JSON, a field of the wrong type or an empty `questions`
+ * becomes a {@link Problem} with the file and a JSON pointer (for `.jsonl`, `/<line index>`), and
+ * loading goes on. Two files for the same paper: the first (in path order) is used, the second is
+ * reported as an error and not merged.
+ *
+ * @param dirs dataset folders (absolute or relative to the process cwd)
+ * @returns tasks sorted by id (numeric-aware), papers, problems, and files that were not JSON at all
+ */
+export async function loadDatasets(dirs: string[]): Promise<LoadResult> {
+  const problems: Problem[] = [];
+  const unreadableFiles: string[] = [];
+  const taskFiles: string[] = [];
+  const paperFiles: string[] = [];
+  for (const dir of dirs) {
+    const abs = path.resolve(dir);
+    const files = await listFiles(abs, problems);
+    for (const f of files) {
+      if (f.endsWith('.jsonl')) paperFiles.push(f);
+      else if (f.endsWith('.json')) taskFiles.push(f);
+    }
+  }
+  taskFiles.sort();
+  paperFiles.sort();
+
+  const papers = new Map<string, PaperInfo>();
+  for (const f of paperFiles) await readPaperList(f, papers, problems, unreadableFiles);
+
+  const tasks: Task[] = [];
+  const seen = new Map<string, string>();
+  const contents = await Promise.all(taskFiles.map((f) => fsp.readFile(f, 'utf8').then((t) => ({ t }), (e: Error) => ({ e }))));
+  taskFiles.forEach((file, i) => {
+    const c = contents[i];
+    if ('e' in c) {
+      problems.push({ file, pointer: '', severity: 'error', message: `cannot read file: ${c.e.message}` });
+      unreadableFiles.push(file);
+      return;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(c.t);
+    } catch (e: any) {
+      problems.push({ file, pointer: '', severity: 'error', message: `not JSON: ${e.message}` });
+      unreadableFiles.push(file);
+      return;
+    }
+    const { conference, paperId } = identify(file);
+    const key = `${conference}/${paperId}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      problems.push({ file, pointer: '', severity: 'error', message: `second task file for paper ${key} (first: ${first}): not merged, ignored` });
+      return;
+    }
+    seen.set(key, file);
+    const parsed = TaskFileSchema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      problems.push({ file, pointer: '/' + issue.path.map(String).join('/'), severity: 'error',
+        message: issue.path.length === 0 ? `task file must be an object with "questions", found ${describe(json)}` : `"questions" ${issue.message.toLowerCase()}` });
+      return;
+    }
+    if (parsed.data.questions.length === 0) {
+      problems.push({ file, pointer: '/questions', severity: 'warning', message: '"questions" is empty: no tasks in this file' });
+      return;
+    }
+    const paper = papers.get(key);
+    parsed.data.questions.forEach((q, index) => {
+      const task = normaliseTask(q, { file, conference, paperId, index }, paper);
+      tasks.push(task);
+      problems.push(...task.problems);
+    });
+  });
+  tasks.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
+  logger.info(`loaded ${tasks.length} tasks from ${taskFiles.length} files in ${dirs.length} folders, ${problems.length} problems`);
+  return { tasks, papers: [...papers.values()], problems, unreadableFiles };
+}
+
+/** Finds a task by id (`<conference>/<paperId>/<index>`). */
+export function findTask(result: LoadResult, id: string): Task | undefined {
+  return result.tasks.find((t) => t.id === id);
+}
+
+function identify(file: string): { conference: string; paperId: string } {
+  const parent = path.basename(path.dirname(file));
+  const stem = path.basename(file, '.json');
+  const fromName = stem.split('_')[0];
+  if (fromName === parent) return { conference: path.basename(path.dirname(path.dirname(file))), paperId: parent };
+  return { conference: parent, paperId: fromName };
+}
+
+async function listFiles(dir: string, problems: Problem[]): Promise<string[]> {
+  let stat;
+  try {
+    stat = await fsp.stat(dir);
+  } catch {
+    problems.push({ file: dir, pointer: '', severity: 'error', message: 'dataset folder does not exist' });
+    return [];
+  }
+  if (stat.isFile()) return [dir];
+  const entries = await fsp.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && /\.jsonl?$/.test(e.name))
+    .map((e) => path.join(e.parentPath ?? (e as any).path, e.name))
+    .filter((f) => !/[\\/](node_modules|\.git)[\\/]/.test(f));
+}
+
+async function readPaperList(file: string, papers: Map<string, PaperInfo>, problems: Problem[], unreadable: string[]): Promise<void> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch (e: any) {
+    problems.push({ file, pointer: '', severity: 'error', message: `cannot read file: ${e.message}` });
+    unreadable.push(file);
+    return;
+  }
+  const conference = path.basename(file, '.jsonl');
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch (e: any) {
+      problems.push({ file, pointer: `/${i}`, severity: 'error', message: `line ${i + 1} is not JSON: ${e.message}` });
+      return;
+    }
+    const r = PaperLineSchema.safeParse(json);
+    if (!r.success) {
+      problems.push({ file, pointer: `/${i}`, severity: 'warning', message: `line ${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || 'line'} ${x.message}`).join('; ')}` });
+      return;
+    }
+    const p = r.data;
+    const suggested = p.reproduce_eval && typeof p.reproduce_eval === 'object' ? (p.reproduce_eval as Record<string, unknown>).code : undefined;
+    papers.set(`${conference}/${p.id}`, {
+      id: p.id,
+      conference,
+      title: p.title,
+      url: p.url || undefined,
+      pdfUrl: p.pdf_url || undefined,
+      codeUrl: p.code_url?.trim() ? p.code_url.trim() : undefined,
+      abstract: p.abstract,
+      reproduceDifficulty: typeof p.reproduce_difficulty === 'string' ? p.reproduce_difficulty : undefined,
+      suggestedCodeUrl: typeof suggested === 'string' && suggested.trim() ? suggested.trim() : undefined,
+      localRepo: p.local_repo ? path.resolve(path.dirname(file), p.local_repo) : undefined,
+    });
+  });
+}
+
+function describe(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+}

@@ -1,0 +1,126 @@
+import { Readable, Writable } from 'node:stream';
+import type Docker from 'dockerode';
+import * as tarFs from 'tar-fs';
+import * as tarStream from 'tar-stream';
+import type { OutputSource } from './claims';
+import { LineSplitter, LogLine } from './logs';
+
+/** uid/gid of the image contract's non-root user `solver` (sandbox/README.md, contract v1). */
+export const SOLVER_UID = 1000;
+
+/** Where the in-container wrapper keeps its marker and the archive of changed files. */
+export const WRAPPER_DIR = '/tmp/.expbench';
+/** Text files the run created or changed, larger than this (bytes) are not searched for claims. */
+export const MAX_CHANGED_FILE_BYTES = 1024 * 1024;
+/** At most this many changed files are copied out and searched. */
+export const MAX_CHANGED_FILES = 500;
+
+/**
+ * The container's main command: runs `bash reproduce_exp_bench.sh` in /workspace and exits with
+ * its exit code. Around it, a wrapper (1) touches a marker before the script starts, (2) bounds the
+ * script with coreutils `timeout` at `backstopSeconds` (a backstop so that a run nobody watches
+ * any more, e.g. after a crash, still ends; the verifier's own timer fires first), and (3) after the
+ * script exits, archives the regular files under /workspace newer than the marker (up to
+ * {@link MAX_CHANGED_FILES}, each < 1 MiB, `.git` excluded) to `/tmp/.expbench/changed.tar`,
+ * which the verifier copies out for the claims check. The wrapper prints nothing itself.
+ */
+export function wrapperCommand(backstopSeconds: number): string[] {
+  const s = Math.max(1, Math.ceil(backstopSeconds));
+  const script = [
+    `mkdir -p ${WRAPPER_DIR} && touch ${WRAPPER_DIR}/start`,
+    `timeout -k 5 ${s} bash reproduce_exp_bench.sh`,
+    'code=$?',
+    `{ find /workspace -xdev -type f -newer ${WRAPPER_DIR}/start -size -${MAX_CHANGED_FILE_BYTES / 1024 + 1}k -not -path '*/.git/*' -print0`
+      + ` | head -z -n ${MAX_CHANGED_FILES} | tar --null -T - -cf ${WRAPPER_DIR}/changed.tar; } </dev/null >/dev/null 2>&1`,
+    'exit $code',
+  ].join('\n');
+  return ['bash', '-c', script];
+}
+
+/**
+ * Copies the folder `dir` into `/workspace` of a created (not yet started) container as one tar
+ * stream (no bind mount), every entry owned by the solver user (uid/gid 1000).
+ */
+export async function copyTreeIn(container: Docker.Container, dir: string): Promise<void> {
+  const pack = tarFs.pack(dir, {
+    map: (h) => ({ ...h, uid: SOLVER_UID, gid: SOLVER_UID, uname: 'solver', gname: 'solver' }),
+  });
+  await container.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/workspace' });
+}
+
+/** Demultiplexes a Docker stdout/stderr stream (Tty off) into lines for `onLine`. */
+export function pipeLines(docker: Docker, stream: NodeJS.ReadableStream, onLine: (l: LogLine) => void, timestamps: boolean): Promise<void> {
+  const sink = (name: 'stdout' | 'stderr') => {
+    const split = new LineSplitter((text) => {
+      if (timestamps) {
+        const m = /^(\d{4}-\d\d-\d\dT\S+Z) ?(.*)$/s.exec(text);
+        if (m) { onLine({ stream: name, time: new Date(m[1]).toISOString(), text: m[2], engineTime: m[1] } as LogLine); return; }
+      }
+      onLine({ stream: name, time: new Date().toISOString(), text });
+    });
+    const w = new Writable({ write(chunk: Buffer, _enc, cb) { split.write(chunk); cb(); } });
+    return { w, split };
+  };
+  const out = sink('stdout');
+  const err = sink('stderr');
+  docker.modem.demuxStream(stream, out.w, err.w);
+  return new Promise<void>((resolve) => {
+    const done = () => { out.split.end(); err.split.end(); resolve(); };
+    stream.once('end', done);
+    stream.once('close', done);
+    stream.once('error', done);
+  });
+}
+
+/** The container's output since `sinceNs` (engine time, ns since the epoch), as a stream. */
+export async function logsSince(container: Docker.Container, follow: boolean, since?: string): Promise<NodeJS.ReadableStream> {
+  const opts = { stdout: true, stderr: true, timestamps: true, ...(since ? { since } : {}) };
+  const res: unknown = follow ? await container.logs({ ...opts, follow: true }) : await container.logs({ ...opts, follow: false });
+  return Buffer.isBuffer(res) ? Readable.from([res]) : (res as NodeJS.ReadableStream);
+}
+
+/**
+ * Reads `/tmp/.expbench/changed.tar` from a (stopped) container: the text files the run created or
+ * changed. Binary files (a NUL byte in the first 8 KiB) are skipped. No archive (the run was
+ * killed before the wrapper wrote it) gives an empty list.
+ */
+export async function collectChangedFiles(container: Docker.Container): Promise<OutputSource[]> {
+  let outer: NodeJS.ReadableStream;
+  try {
+    outer = await container.getArchive({ path: `${WRAPPER_DIR}/changed.tar` });
+  } catch {
+    return [];
+  }
+  const inner = await firstEntry(outer);
+  if (!inner) return [];
+  const files: OutputSource[] = [];
+  await eachEntry(Readable.from([inner]), (name, data) => {
+    if (data.subarray(0, 8192).includes(0)) return;
+    files.push({ source: name.replace(/^\/?workspace\//, ''), text: data.toString('utf8') });
+  });
+  return files;
+}
+
+async function firstEntry(stream: NodeJS.ReadableStream): Promise<Buffer | undefined> {
+  let first: Buffer | undefined;
+  await eachEntry(stream, (_n, data) => { if (!first) first = data; });
+  return first;
+}
+
+function eachEntry(stream: NodeJS.ReadableStream, onFile: (name: string, data: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const extract = tarStream.extract();
+    extract.on('entry', (header, body, next) => {
+      const chunks: Buffer[] = [];
+      body.on('data', (c: Buffer) => chunks.push(c));
+      body.on('end', () => {
+        if (header.type === 'file') onFile(header.name, Buffer.concat(chunks));
+        next();
+      });
+      body.resume();
+    });
+    extract.on('finish', () => resolve());
+    extract.on('error', reject);
+    (stream as Readable).pipe(extract);
+  });
+}

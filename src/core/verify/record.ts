@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { SessionLayout } from '../session/layout';
+import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
+import { ExpBenchError } from '../errors';
+
+/**
+ * The verification record: what one run of the solver's `reproduce_exp_bench.sh` did, and the
+ * three execution signals derived from it. Stored at `private/verify/<runId>/record.json`; the
+ * latest record is copied to `private/verify/latest.json` (see docs/DEVELOPING.md).
+ *
+ * Signals:
+ * - `E_exit`: the reference harness's E: exit code 0 within the time limit (EXP-Bench harness,
+ *   step 5 in docs/exp-bench-harness.md). Set in both modes.
+ * - `E_clean`: the same, from a clean tree (fresh masked checkout at "task start" + the solver's
+ *   patch, copied into a new container). `null` in harness mode.
+ * - `E_claims`: each numeric claim of the conclusion and whether the run produced it.
+ */
+
+export const VerifyModeSchema = z.enum(['clean', 'harness']);
+export type VerifyMode = z.infer<typeof VerifyModeSchema>;
+
+/** Resource limits of a verification run. */
+export const VerifyLimitsSchema = z.object({
+  /** Wall-clock limit, ms (default 3 600 000, the harness's one hour). */
+  timeoutMs: z.number().int().positive(),
+  /** Memory limit, bytes; 0 = engine default (no limit). */
+  memoryBytes: z.number().int().nonnegative(),
+  /** CPUs (fractional allowed); 0 = no limit. */
+  cpus: z.number().nonnegative(),
+  /** Max processes/threads in the container; 0 = no limit. */
+  pids: z.number().int().nonnegative(),
+  /** `false` = network mode `none` (default). */
+  network: z.boolean(),
+  /** GPUs requested: 'all', a count, or 0 for none. Passed through only when the engine has them. */
+  gpus: z.union([z.literal('all'), z.number().int().nonnegative()]),
+});
+export type VerifyLimits = z.infer<typeof VerifyLimitsSchema>;
+
+export const ClaimLocationSchema = z.object({
+  /** `stdout`, `stderr`, or a path relative to /workspace of a file the run created or changed. */
+  source: z.string(),
+  /** 1-based line number in that source. */
+  line: z.number().int().positive(),
+});
+export type ClaimLocation = z.infer<typeof ClaimLocationSchema>;
+
+export const ClaimSchema = z.object({
+  /** The claim as written in the conclusion, e.g. `71.2%`. */
+  text: z.string(),
+  /** Its numeric value as written (71.2 for `71.2%`). */
+  value: z.number(),
+  /** `%`, `x`, or a unit word following the number (`ms`, `s`, `GB`, …). */
+  unit: z.string().optional(),
+  /** Up to ~60 characters of the conclusion around the claim. */
+  context: z.string(),
+  found: z.boolean(),
+  where: z.array(ClaimLocationSchema).optional(),
+});
+export type Claim = z.infer<typeof ClaimSchema>;
+
+export const ClaimsResultSchema = z.object({
+  claims: z.array(ClaimSchema),
+  /** True when every claim was found (vacuously true with no claims; see `claims.length`). */
+  allFound: z.boolean(),
+});
+export type ClaimsResult = z.infer<typeof ClaimsResultSchema>;
+
+export const LintFindingSchema = z.object({
+  severity: z.enum(['warning', 'error']),
+  /** Stable machine id, e.g. `script-missing`, `echo-only`. */
+  rule: z.string(),
+  message: z.string(),
+  /** 1-based line in reproduce_exp_bench.sh. */
+  line: z.number().int().positive().optional(),
+});
+export type LintFinding = z.infer<typeof LintFindingSchema>;
+
+export const VerifyStatusSchema = z.enum(['running', 'finished', 'error']);
+
+export const VerificationRecordSchema = z.object({
+  version: z.literal(1),
+  runId: z.string(),
+  /** `running` is written before the container starts, so a reloaded window can reattach. */
+  status: VerifyStatusSchema,
+  mode: VerifyModeSchema,
+  /** Image id (`sha256:…`) actually run, and the tag asked for. */
+  imageId: z.string(),
+  image: z.string(),
+  /** Container id while running (kept afterwards for reference; the container is removed). */
+  containerId: z.string().optional(),
+  /** The command the solver's script is run with, in /workspace. */
+  command: z.array(z.string()),
+  user: z.string(),
+  limits: VerifyLimitsSchema,
+  /** ISO 8601. */
+  startedAt: z.string(),
+  endedAt: z.string().optional(),
+  durationMs: z.number().nonnegative().optional(),
+  /** `null` when the process was killed (timeout, cancel) or the engine failed. */
+  exitCode: z.number().int().nullable(),
+  timedOut: z.boolean(),
+  cancelled: z.boolean(),
+  /** Harness (verifier) failure, distinct from a failing script: engine lost, image missing, … */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /** Log files, paths relative to the session folder. */
+  logs: z.object({ stdout: z.string(), stderr: z.string(), combined: z.string() }),
+  /** True when a stored log reached the cap and was cut (the cut is marked in the file). */
+  logTruncated: z.boolean(),
+  /** Stored-log cap per stream, bytes. */
+  logCapBytes: z.number().int().positive(),
+  E_exit: z.boolean(),
+  E_clean: z.boolean().nullable(),
+  E_claims: ClaimsResultSchema,
+  /** Files (relative to /workspace) the run created or changed, as searched for claims. */
+  changedFiles: z.array(z.string()),
+  lint: z.array(LintFindingSchema),
+});
+export type VerificationRecord = z.infer<typeof VerificationRecordSchema>;
+
+/** Paths of one verification run inside a session. */
+export class VerifyRunPaths {
+  constructor(readonly layout: SessionLayout, readonly runId: string) {}
+  get dir(): string { return path.join(this.layout.verify, this.runId); }
+  get record(): string { return path.join(this.dir, 'record.json'); }
+  get stdout(): string { return path.join(this.dir, 'stdout.log'); }
+  get stderr(): string { return path.join(this.dir, 'stderr.log'); }
+  get combined(): string { return path.join(this.dir, 'combined.log'); }
+  /** `logs` of a record: the three files relative to the session folder. */
+  relativeLogs(): VerificationRecord['logs'] {
+    const rel = (p: string) => path.relative(this.layout.root, p).split(path.sep).join('/');
+    return { stdout: rel(this.stdout), stderr: rel(this.stderr), combined: rel(this.combined) };
+  }
+}
+
+/** `private/verify/latest.json` of a session. */
+export function latestRecordPath(layout: SessionLayout): string {
+  return path.join(layout.verify, 'latest.json');
+}
+
+/** Writes `record` to its run folder and copies it to `latest.json` (both atomic). */
+export async function saveRecord(layout: SessionLayout, record: VerificationRecord): Promise<void> {
+  const checked = VerificationRecordSchema.parse(record);
+  await writeJsonAtomic(new VerifyRunPaths(layout, checked.runId).record, checked);
+  await writeJsonAtomic(latestRecordPath(layout), checked);
+}
+
+/**
+ * Reads `file` as a verification record; `undefined` when absent.
+ * @throws ExpBenchError BAD_INPUT naming the file when it is not a valid record.
+ */
+export async function readRecord(file: string): Promise<VerificationRecord | undefined> {
+  const raw = await readJsonIfExists(file);
+  if (raw === undefined) return undefined;
+  const parsed = VerificationRecordSchema.safeParse(raw);
+  if (!parsed.success) throw new ExpBenchError('BAD_INPUT', file, `not a verification record: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+/** A sortable, unique run id: `20261129T084614Z-1a2b3c`. */
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}

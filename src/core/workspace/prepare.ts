@@ -1,0 +1,181 @@
+import { execFile } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import { promisify } from 'node:util';
+import { ExpBenchError, cancelled, isExpBenchError } from '../errors';
+import { log } from '../log';
+import { SessionLayout } from '../session/layout';
+import type { Task } from '../tasks/types';
+import { addExcludes, buildWorkspaceRepo, objectsAmong } from './build';
+import { ensurePristine } from './cache';
+import { writeDevcontainer } from './devcontainer';
+import { git } from './git';
+import { Manifest, isIncompleteSession, writeManifest, writeManifestDraft } from './manifest';
+import { applyMask, covers, maskRules } from './mask';
+import { classifySource, defaultCacheDir } from './source';
+import { flattenTree } from './tree';
+
+const logger = log('workspace.prepare');
+const run = promisify(execFile);
+
+/** Default sandbox image tag (contract: docs/DEVELOPING.md). */
+export const DEFAULT_IMAGE = 'expbench/sandbox:1';
+
+/** Steps reported through `onProgress`, in order. */
+export type PrepareStep = 'source' | 'tree' | 'mask' | 'workspace' | 'finish';
+
+export interface PrepareOptions {
+  task: Pick<Task, 'id' | 'type' | 'source' | 'maskedSource'>;
+  /** A git URL, a local clone, or a local folder (imported). */
+  source: string;
+  /** Commit (SHA, branch or tag) to pin; default: the source's HEAD at preparation time (recorded). */
+  commit?: string;
+  /** The session folder to create (must not exist, be empty, or hold an unfinished preparation). */
+  outDir: string;
+  /** Pristine clone cache; default {@link defaultCacheDir}. */
+  cacheDir?: string;
+  /** Image tag recorded in the manifest and the Dev Container file; default {@link DEFAULT_IMAGE}. */
+  image?: string;
+  /** Dev Container template; default `sandbox/devcontainer.template.json` when present. */
+  devcontainerTemplate?: string;
+  /**
+   * Owner given to the workspace (`chown -R`) so that the container user can write to it.
+   * Default: uid/gid 1000 (the sandbox's `solver`) when running as root, else unchanged. `null`: unchanged.
+   */
+  owner?: { uid: number; gid: number } | null;
+  signal?: AbortSignal;
+  onProgress?: (p: { step: PrepareStep; message: string }) => void;
+}
+
+/**
+ * Prepares a task session in `outDir` (layout: {@link SessionLayout}):
+ * pins the commit, fetches submodules at their recorded SHAs, masks the root README* and the
+ * task's paths (`masked_source` for type 1, `source` for type 2; inside submodules too), and makes
+ * `workspace/` a fresh repository with the single commit "task start" holding the masked tree
+ * (submodule files flattened into it as plain files). No object of the workspace gives back a
+ * masked file's content (checked before finishing). The manifest is written last, with
+ * `complete: true`.
+ *
+ * On failure or cancel, everything this call created in `outDir` is removed; the cache keeps
+ * what it fetched.
+ *
+ * @throws ExpBenchError `BAD_INPUT` (outDir not empty, bad task path), `SOURCE_UNAVAILABLE`
+ *   (clone/fetch failed: URL + git's stderr; missing object: id + path), `MASKED_PATH_MISSING`
+ *   (every missing path listed), `GIT_FAILED`, `CANCELLED`.
+ */
+export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
+  const layout = new SessionLayout(o.outDir);
+  const createdAt = new Date().toISOString();
+  const cacheDir = o.cacheDir ?? defaultCacheDir();
+  const image = o.image ?? DEFAULT_IMAGE;
+  const progress = (step: PrepareStep, message: string) => { logger.info(message); o.onProgress?.({ step, message }); };
+  const check = () => { if (o.signal?.aborted) throw cancelled(o.outDir); };
+
+  const rules = maskRules(o.task);
+  progress('source', `resolving ${o.source}`);
+  const source = await classifySource(o.source);
+  await claimOutDir(o.outDir);
+  try {
+    await writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
+    const pristine = await ensurePristine({
+      source, commit: o.commit, cacheDir, signal: o.signal, onProgress: (m) => progress('source', m),
+    });
+    progress('tree', `listing ${pristine.commit.slice(0, 12)}`);
+    const flat = await flattenTree({
+      repo: pristine.repo, commit: pristine.commit, cacheDir, signal: o.signal,
+      location: await submoduleBase(source.kind, source.location),
+      skipSubmodule: (p) => rules.some((r) => covers(r.path, p)),
+      onProgress: (m) => progress('tree', m),
+    });
+    check();
+    const { kept, masked } = applyMask(o.task.id, pristine.commit, flat.files, rules, flat.submodules.filter((s) => !s.repo).map((s) => s.path));
+    progress('mask', `masking ${masked.length} file(s), keeping ${kept.length}`);
+    progress('workspace', 'writing the workspace');
+    const built = await buildWorkspaceRepo(layout.workspace, kept, o.signal);
+    check();
+    const keptBlobs = new Map(kept.map((f) => [f.sha, f.path]));
+    const secret = masked.filter((m) => !keptBlobs.has(m.blob)).map((m) => m.blob);
+    const leaks = await objectsAmong(layout.workspace, secret);
+    if (leaks.length) {
+      throw new ExpBenchError('GIT_FAILED', layout.workspace, `internal error: masked content in the object store (${leaks.join(', ')})`);
+    }
+    const dc = await writeDevcontainer(layout.workspace, {
+      image, taskId: o.task.id, template: o.devcontainerTemplate,
+      treeHasDevcontainer: kept.some((f) => covers('.devcontainer', f.path)),
+    });
+    await addExcludes(layout.workspace, [dc.exclude]);
+    await chownWorkspace(layout.workspace, o.owner);
+    check();
+    const manifest: Manifest = {
+      complete: true,
+      taskId: o.task.id,
+      source: { ...source, cacheRepo: pristine.repo },
+      commit: pristine.commit,
+      submodules: flat.submodules.map((s) => ({ path: s.path, sha: s.sha, ...(s.url ? { url: s.url } : {}) })),
+      masked: masked.map((m) => ({
+        path: m.path, blob: m.blob, reason: m.reason,
+        ...(m.inSubmodule ? { inSubmodule: m.inSubmodule } : {}),
+        ...(keptBlobs.has(m.blob) ? { sameContentAs: keptBlobs.get(m.blob) } : {}),
+      })),
+      workspaceCommit: built.commit,
+      workspaceTree: built.tree,
+      devcontainer: dc.file,
+      image,
+      toolVersion: toolVersion(),
+      createdAt,
+      completedAt: new Date().toISOString(),
+    };
+    await writeManifest(o.outDir, manifest);
+    progress('finish', `prepared ${o.task.id} at ${pristine.commit.slice(0, 12)} in ${o.outDir}`);
+    return manifest;
+  } catch (e) {
+    await fsp.rm(layout.workspace, { recursive: true, force: true }).catch(() => undefined);
+    await fsp.rm(layout.private, { recursive: true, force: true }).catch(() => undefined);
+    await fsp.rmdir(o.outDir).catch(() => undefined);
+    if (o.signal?.aborted && !isExpBenchError(e, 'CANCELLED')) throw cancelled(o.outDir);
+    throw e;
+  }
+}
+
+/**
+ * Makes sure `outDir` may be used: absent, empty, or an unfinished preparation (whose
+ * `workspace/` and `private/` are removed: no user work can be in a session never opened).
+ */
+async function claimOutDir(outDir: string): Promise<void> {
+  const entries = await fsp.readdir(outDir).catch((e: any) => {
+    if (e?.code === 'ENOENT') return [] as string[];
+    throw new ExpBenchError('BAD_INPUT', outDir, `cannot use as session folder: ${e?.message ?? e}`);
+  });
+  if (entries.length > 0) {
+    if (!(await isIncompleteSession(outDir))) {
+      throw new ExpBenchError('BAD_INPUT', outDir, 'exists and is not empty; choose a new folder for the session');
+    }
+    logger.warn(`${outDir}: removing an unfinished preparation`);
+    const layout = new SessionLayout(outDir);
+    await fsp.rm(layout.workspace, { recursive: true, force: true });
+    await fsp.rm(layout.private, { recursive: true, force: true });
+  }
+  await fsp.mkdir(outDir, { recursive: true });
+}
+
+/** Relative submodule URLs resolve against the clone's `origin` URL when it has one (as git does), else its folder. */
+async function submoduleBase(kind: string, location: string): Promise<string> {
+  if (kind !== 'clone') return location;
+  const r = await git(['config', '--get', 'remote.origin.url'], { cwd: location, okCodes: [1] });
+  return r.code === 0 && r.text.trim() ? r.text.trim() : location;
+}
+
+async function chownWorkspace(dir: string, owner: PrepareOptions['owner']): Promise<void> {
+  const target = owner === undefined ? (process.getuid?.() === 0 ? { uid: 1000, gid: 1000 } : null) : owner;
+  if (!target) return;
+  try {
+    await run('chown', ['-R', `${target.uid}:${target.gid}`, dir]);
+  } catch (e: any) {
+    throw new ExpBenchError('BAD_INPUT', dir, `cannot give the workspace to uid ${target.uid}: ${e?.stderr || e?.message}`, { cause: e });
+  }
+}
+
+/** `version` of package.json (the tool that prepared the session). */
+export function toolVersion(): string {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  return (require('../../../package.json') as { version: string }).version;
+}

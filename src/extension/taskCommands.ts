@@ -1,0 +1,48 @@
+import * as vscode from 'vscode';
+import type { Task } from '../core/tasks/types';
+import { BriefPanel } from './brief/briefPanel';
+import type { CommandSpec } from './commands';
+import type { TaskStore } from './taskStore';
+import type { TaskNode } from './taskTree';
+
+/** Resolves a command argument (task id, tree node, or nothing → quick pick) to a task. */
+export async function pickTask(store: TaskStore, arg: unknown): Promise<Task | undefined> {
+  if (typeof arg === 'string') {
+    const t = await store.find(arg);
+    if (!t) void vscode.window.showErrorMessage(`EXP-Bench: task ${arg} is not in the configured datasets (${store.dirs().join(', ')}).`);
+    return t;
+  }
+  if (arg && typeof arg === 'object' && (arg as TaskNode).kind === 'task') return (arg as { task: Task }).task;
+  const r = await store.get();
+  const picked = await vscode.window.showQuickPick(
+    r.tasks.map((t) => ({ label: t.id, description: `type ${t.type}`, detail: t.question.slice(0, 200), task: t })),
+    { placeHolder: 'Pick an EXP-Bench task', matchOnDetail: true },
+  );
+  return picked?.task;
+}
+
+/** The task-browsing commands: Show Task Brief, Add Dataset Folder…, Refresh. */
+export function taskCommands(store: TaskStore, extensionUri: vscode.Uri): CommandSpec[] {
+  return [
+    {
+      id: 'expbench.showTaskBrief',
+      async execute(arg?: unknown) {
+        const task = await pickTask(store, arg);
+        if (task) BriefPanel.show(task, extensionUri);
+      },
+    },
+    {
+      id: 'expbench.addDatasetFolder',
+      async execute(folder?: vscode.Uri) {
+        const uri = folder ?? (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Add Dataset Folder' }))?.[0];
+        if (!uri) return;
+        const c = vscode.workspace.getConfiguration('expbench');
+        const current = c.get<string[]>('datasets', []);
+        if (!current.includes(uri.fsPath)) await c.update('datasets', [...current, uri.fsPath], vscode.ConfigurationTarget.Global);
+        const r = await store.reload();
+        void vscode.window.showInformationMessage(`EXP-Bench: ${r.tasks.length} tasks loaded, ${r.problems.filter((p) => p.severity !== 'info').length} problems.`);
+      },
+    },
+    { id: 'expbench.refreshTasks', execute: () => store.reload() },
+  ];
+}
