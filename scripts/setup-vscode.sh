@@ -8,9 +8,11 @@
 set -euo pipefail
 
 VERSION="4.100.3"
+# Bump RECIPE when the steps below change, so existing installs are redone.
+RECIPE="2"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEST="${CODE_SERVER_DIR:-$ROOT/.cache/tools/code-server}"
-MARKER="$DEST/.complete-$VERSION"
+MARKER="$DEST/.complete-$VERSION-r$RECIPE"
 ENTRY="$DEST/node_modules/code-server/out/node/entry.js"
 
 if [[ -f "$MARKER" && -f "$ENTRY" ]]; then
@@ -44,9 +46,9 @@ step "lib/vscode: ripgrep from Debian ($RG)"
 mkdir -p node_modules/@vscode/ripgrep/bin
 cp "$RG" node_modules/@vscode/ripgrep/bin/rg
 
-step "lib/vscode: npm rebuild kerberos node-pty @parcel/watcher @vscode/spdlog"
+step "lib/vscode: npm rebuild kerberos node-pty @parcel/watcher @vscode/spdlog native-watchdog @vscode/deviceid"
 # node-pty's post-install runs `npx node-gyp configure`: let npx fetch node-gyp from the npm registry.
-npm_config_yes=true npm rebuild --loglevel=error kerberos node-pty @parcel/watcher @vscode/spdlog
+npm_config_yes=true npm rebuild --loglevel=error kerberos node-pty @parcel/watcher @vscode/spdlog native-watchdog @vscode/deviceid
 ln -sfn node_modules node_modules.asar
 
 step "lib/vscode/extensions: npm install --omit=dev --ignore-scripts"

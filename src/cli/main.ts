@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { setLogSink } from '../core/log';
 import { toolVersion } from '../core/paths';
 import { reportError } from './output';
+import * as session from './commands/session';
 import * as tasks from './commands/tasks';
 
 /**
@@ -23,7 +24,7 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [tasks];
+  return [session, tasks];
 }
 
 if (require.main === module) {

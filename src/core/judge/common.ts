@@ -77,26 +77,27 @@ export function scoreImplementation(basis: ImplementationResult['basis'], verdic
 }
 
 /**
- * The execution part (E) from the verify room's record, read tolerantly: exit code from
- * `E_exit` / `exitCode` (a boolean `E_exit` means exit 0), `E_clean` / `clean`, `E_claims`
- * / `claims` ({claims: [{text, found}], allFound}), `lint` (strings or objects with `message`).
+ * The execution part (E) from the verify room's record (src/core/verify/record.ts):
+ * `E_exit`, `exitCode`, `E_clean`, `E_claims` ({claims: [{text, found}], allFound}), `lint`
+ * (findings with `rule` and `message`). Read tolerantly: a field of another shape becomes null.
  */
 export function executionFrom(verify: unknown): ExecutionResult {
   if (!verify || typeof verify !== 'object') {
-    return { available: false, exitCode: null, clean: null, claimsAllFound: null, claims: [], lint: [] };
+    return { available: false, exit: null, mode: null, exitCode: null, clean: null, claimsAllFound: null, claims: [], lint: [] };
   }
   const r = verify as Record<string, any>;
-  const rawExit = r.E_exit ?? r.exitCode ?? r.exit_code ?? r.execution?.exitCode;
-  const exitCode = typeof rawExit === 'number' ? rawExit : typeof rawExit === 'boolean' ? (rawExit ? 0 : 1)
-    : typeof rawExit?.exitCode === 'number' ? rawExit.exitCode : null;
-  const cleanRaw = r.E_clean ?? r.clean;
-  const clean = typeof cleanRaw === 'boolean' ? cleanRaw : typeof cleanRaw?.clean === 'boolean' ? cleanRaw.clean : null;
-  const claimsRaw = r.E_claims ?? r.claims;
-  const claims = Array.isArray(claimsRaw?.claims)
-    ? claimsRaw.claims.map((c: any) => ({ text: String(c?.text ?? c?.value ?? ''), found: c?.found === true })) : [];
-  const claimsAllFound = typeof claimsRaw?.allFound === 'boolean' ? claimsRaw.allFound : null;
-  const lint = Array.isArray(r.lint) ? r.lint.map((l: any) => typeof l === 'string' ? l : String(l?.message ?? JSON.stringify(l))) : [];
-  return { available: true, exitCode, clean, claimsAllFound, claims, lint };
+  const exit = typeof r.E_exit === 'boolean' ? r.E_exit : typeof r.exitCode === 'number' ? r.exitCode === 0 : null;
+  const claims = Array.isArray(r.E_claims?.claims)
+    ? r.E_claims.claims.map((c: any) => ({ text: String(c?.text ?? c?.value ?? ''), found: c?.found === true })) : [];
+  const lint = Array.isArray(r.lint)
+    ? r.lint.map((l: any) => typeof l === 'string' ? l : `${l?.severity ? `${l.severity} ` : ''}${l?.rule ? `${l.rule}: ` : ''}${l?.message ?? JSON.stringify(l)}`) : [];
+  return {
+    available: true, exit, mode: typeof r.mode === 'string' ? r.mode : null,
+    exitCode: typeof r.exitCode === 'number' ? r.exitCode : null,
+    clean: typeof r.E_clean === 'boolean' ? r.E_clean : null,
+    claimsAllFound: typeof r.E_claims?.allFound === 'boolean' ? r.E_claims.allFound : null,
+    claims, lint,
+  };
 }
 
 /** Solver design items as text (empty list when no answers). */

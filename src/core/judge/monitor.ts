@@ -18,8 +18,21 @@ export function readLogLines(jsonl: string): LogLine[] {
   return out;
 }
 
-/** The strings of an event joined (type, command, url, path, …), the part a rule can match. */
+/**
+ * The part of an event a rule looks at: what the solver did, not what it wrote. `command.run` →
+ * its command; `note.added` → its text; events that only record edits, answers, phases or the
+ * clock → nothing (a URL in a code comment is not an access); any other event (unknown types,
+ * other loggers) → all its string values.
+ */
 function eventText(e: Record<string, unknown>): string {
+  switch (e.type) {
+    case 'command.run': return typeof e.command === 'string' ? e.command : '';
+    case 'note.added': return typeof e.text === 'string' ? e.text : '';
+    case 'session.opened': case 'phase.changed': case 'clock.started': case 'clock.paused': case 'clock.resumed':
+    case 'budget.warning': case 'file.edited': case 'file.created': case 'file.deleted': case 'script.run':
+    case 'answers.saved': case 'submitted': case 'gave_up': case 'verify.finished': case 'judge.finished':
+      return '';
+  }
   const parts: string[] = [];
   const walk = (v: unknown, depth: number) => {
     if (depth > 4) return;
@@ -55,6 +68,7 @@ export function scanLog(lines: LogLine[], maskedPaths: string[]): MonitorFlag[] 
     flags.push({ kind, severity, line: l.line, text: l.text.slice(0, 240), rule });
   const masked = maskedPaths.filter((p) => p.length > 0);
   for (const l of lines) {
+    if (l.text === '') continue;
     const g = GIT_HISTORY.exec(l.text);
     if (g) add(l, 'git_history', 'violation', `git ${g[1]}`);
     const site = PAPER_SITE.exec(l.text);

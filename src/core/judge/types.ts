@@ -141,6 +141,10 @@ export type MonitorResult = z.infer<typeof MonitorResult>;
 export const ExecutionResult = z.object({
   /** False when the session has no verification record (E not run). */
   available: z.boolean(),
+  /** The harness's E: exit code 0 within the time limit (`E_exit` of the verification record). */
+  exit: z.boolean().nullable(),
+  /** `clean` (fresh checkout + patch) or `harness` (the solver's workspace as is). */
+  mode: z.string().nullable(),
   exitCode: z.number().int().nullable(),
   clean: z.boolean().nullable(),
   claimsAllFound: z.boolean().nullable(),

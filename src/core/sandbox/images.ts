@@ -100,10 +100,10 @@ export interface BuildOfflineOptions {
  * @throws ExpBenchError CANCELLED when `signal` fires; IMAGE_MISSING with the last output lines
  *   when the builder fails
  */
-export function buildOfflineImage(opts: BuildOfflineOptions = {}): Promise<void> {
+export async function buildOfflineImage(opts: BuildOfflineOptions = {}): Promise<void> {
   const script = opts.script ?? offlineBuilderPath();
   const image = opts.image ?? DEFAULT_IMAGE;
-  if (opts.signal?.aborted) return Promise.reject(cancelled(script));
+  if (opts.signal?.aborted) throw cancelled(script);
   return new Promise((resolve, reject) => {
     const child = spawn('bash', [script, ...(opts.args ?? [])], {
       cwd: path.dirname(path.dirname(script)),

@@ -1,4 +1,5 @@
 import { ExpBenchError } from '../errors';
+import { log } from '../log';
 import type { EventLog } from './events';
 import type { ClockState, SessionState } from './state';
 import type { Disposable, SessionStore } from './store';
@@ -20,6 +21,8 @@ import type { Disposable, SessionStore } from './store';
  * - Submit and give-up close the clock for good.
  */
 export const HEARTBEAT_MS = 30_000;
+
+const logger = log('session');
 
 export type ClockStatus = 'not-started' | 'running' | 'paused' | 'stopped';
 export type BudgetLevel = 80 | 100;
@@ -194,8 +197,8 @@ export class SessionClock {
    */
   startHeartbeat(intervalMs = HEARTBEAT_MS, onWarning?: (levels: BudgetLevel[]) => void): Disposable {
     const tick = () => {
-      this.heartbeat();
-      this.checkBudget().then((l) => { if (l.length) onWarning?.(l); }, () => undefined);
+      try { this.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${(e as Error)?.message ?? e}`); }
+      this.checkBudget().then((l) => { if (l.length) onWarning?.(l); }, (e) => logger.error(`budget check failed: ${e?.message ?? e}`));
     };
     const timer = setInterval(tick, intervalMs);
     return { dispose: () => clearInterval(timer) };

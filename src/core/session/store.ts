@@ -148,20 +148,38 @@ export class SessionStore implements Disposable {
   }
 }
 
-async function parseState(file: string, text: string, now: () => number): Promise<SessionState> {
-  let problem: string;
-  try {
-    const raw = JSON.parse(text);
-    if (raw && typeof raw === 'object' && 'version' in raw && raw.version !== STATE_VERSION) {
-      problem = `state version ${JSON.stringify(raw.version)} is not supported (expected ${STATE_VERSION})`;
-    } else {
-      const parsed = SessionStateSchema.safeParse(raw);
-      if (parsed.success) return parsed.data;
-      problem = `it does not match the session state schema: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
-    }
-  } catch (e: any) {
-    problem = `it is not valid JSON (${e?.message ?? e})`;
+/** Parses the text of a state.json: the state, or why it is not one. */
+export function validateState(text: string): { state: SessionState } | { problem: string } {
+  let raw: unknown;
+  try { raw = JSON.parse(text); } catch (e: any) { return { problem: `it is not valid JSON (${e?.message ?? e})` }; }
+  if (raw && typeof raw === 'object' && 'version' in raw && (raw as { version: unknown }).version !== STATE_VERSION) {
+    return { problem: `state version ${JSON.stringify((raw as { version: unknown }).version)} is not supported (expected ${STATE_VERSION})` };
   }
+  const parsed = SessionStateSchema.safeParse(raw);
+  if (parsed.success) return { state: parsed.data };
+  return { problem: `it does not match the session state schema: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}` };
+}
+
+/**
+ * Reads a state.json without taking the session over (no file is created or copied).
+ * @returns undefined when the file does not exist
+ * @throws ExpBenchError `SESSION_INVALID` naming `file` when it is not a valid state
+ */
+export async function readState(file: string): Promise<SessionState | undefined> {
+  let text: string;
+  try { text = await fsp.readFile(file, 'utf8'); } catch (e: any) {
+    if (e?.code === 'ENOENT') return undefined;
+    throw new ExpBenchError('SESSION_INVALID', file, `cannot read the session state: ${e?.message ?? e}`, { cause: e });
+  }
+  const v = validateState(text);
+  if ('problem' in v) throw new ExpBenchError('SESSION_INVALID', file, `not a valid session state: ${v.problem}`);
+  return v.state;
+}
+
+async function parseState(file: string, text: string, now: () => number): Promise<SessionState> {
+  const v = validateState(text);
+  if ('state' in v) return v.state;
+  const problem = v.problem;
   const backup = `${file}.corrupt-${new Date(now()).toISOString().replace(/[:.]/g, '-')}`;
   await fsp.copyFile(file, backup);
   throw new ExpBenchError('SESSION_INVALID', file,

@@ -32,6 +32,8 @@ export interface SubmitOptions {
   /** Runs the judge (D, I, C) after verification; omitted → skipped. */
   judge?: StepFn;
   signal?: AbortSignal;
+  /** Names the answers in errors (e.g. the answers file the CLI read); default `answers`. */
+  answersSource?: string;
 }
 
 export interface StepOutcome extends StepReport { error?: string }
@@ -56,13 +58,13 @@ export interface SubmitResult {
  *
  * `target` is an open {@link Session} (the extension) or a session folder's layout (opened and
  * closed here, as client `cli`).
- * @throws ExpBenchError `BAD_INPUT` naming `answers` when they fail the schema; `SESSION_INVALID`
+ * @throws ExpBenchError `BAD_INPUT` naming `opts.answersSource` when they fail the schema; `SESSION_INVALID`
  *   when the session was already submitted or given up; `makePatch`'s error (nothing is frozen then).
  */
 export async function submit(target: Session | SessionLayout, answers: SubmitAnswers, opts: SubmitOptions = {}): Promise<SubmitResult> {
   return withSession(target, async (session) => {
     const { layout, store } = session;
-    const { harness, structured } = normalise(answers);
+    const { harness, structured } = normalise(answers, opts.answersSource ?? 'answers');
     assertNotFinished(session, 'submit');
     const warnings: string[] = [];
     const patch = opts.makePatch ? await opts.makePatch(layout.workspace) : undefined;
@@ -128,19 +130,19 @@ export async function giveUp(target: Session | SessionLayout, reason?: string): 
   });
 }
 
-function normalise(answers: SubmitAnswers): { harness: HarnessAnswers; structured: DesignDraft } {
+function normalise(answers: SubmitAnswers, source: string): { harness: HarnessAnswers; structured: DesignDraft } {
   const d = (answers as { design?: unknown } | null)?.design;
   if (d && typeof d === 'object' && !Array.isArray(d)) {
     const structured = DesignDraftSchema.safeParse(d);
     const conclusion = typeof answers.conclusion === 'string' ? answers.conclusion : undefined;
     if (!structured.success || conclusion === undefined) {
-      throw new ExpBenchError('BAD_INPUT', 'answers', `structured answers need {design: {constants, independent, dependent, freeText}, conclusion: string}: ${structured.error?.message ?? 'conclusion is not a string'}`);
+      throw new ExpBenchError('BAD_INPUT', source, `structured answers need {design: {constants, independent, dependent, freeText}, conclusion: string}: ${structured.error?.message ?? 'conclusion is not a string'}`);
     }
     return { harness: { design: designToHarnessLines(structured.data), conclusion }, structured: structured.data };
   }
   const parsed = HarnessAnswersSchema.safeParse(answers);
   if (!parsed.success) {
-    throw new ExpBenchError('BAD_INPUT', 'answers', `expected the harness form {"design": string | string[], "conclusion": string}: ${parsed.error.message}`);
+    throw new ExpBenchError('BAD_INPUT', source, `expected the harness form {"design": string | string[], "conclusion": string}: ${parsed.error.message}`);
   }
   return { harness: parsed.data, structured: designFromHarnessLines(designLines(parsed.data)) };
 }

@@ -23,10 +23,13 @@ export function parseRequirementRefs(text: string, defaultPath?: string): { refs
   for (const rawItem of group.split(/[,;]/)) {
     const item = rawItem.trim();
     if (item === '') continue;
-    const withPath = /^(\S*?\.[A-Za-z0-9_]+|\/workspace\/\S+?)(?::\s*(\d+)(?:\s*-\s*(\d+))?)?$/.exec(item);
+    const withPath = /^(\S*?\.[A-Za-z0-9_]+|\/workspace\/\S+?)(?::\s*(\d+)(?:\s*-\s*(\d+))?(?:\s+in\s+cell\s+(\d+))?)?$/i.exec(item);
     if (withPath && looksLikePath(withPath[1])) {
       current = normalisePath(withPath[1]);
-      refs.push(range(current, withPath[2], withPath[3]));
+      const ref = range(current, withPath[2], withPath[3]);
+      // notebooks: "(…/paper_experiments.ipynb:8-13 in cell 8)": lines counted inside that cell
+      if (withPath[4] !== undefined) ref.cell = Number(withPath[4]);
+      refs.push(ref);
       continue;
     }
     const bare = /^(?:lines?\s+)?(\d+)(?:\s*-\s*(\d+))?$/i.exec(item);
@@ -58,7 +61,12 @@ function trailingGroup(text: string): string | undefined {
   return undefined;
 }
 
+/** Task field names that real files sometimes write as if they were paths (`/workspace/usage_instructions`). */
+const FIELD_NAMES = /^(usage_instructions|agent_instructions|method|source|masked_source|readme)$/i;
+
 function looksLikePath(p: string): boolean {
+  if (FIELD_NAMES.test(p.replace(/^\/workspace\//, ''))) return false;
+  // globs such as `/workspace/scripts/PDF/720/*.sh:1-7` are kept as references (path with `*`)
   if (p.startsWith('/workspace/')) return true;
   // "e.g." or "1.5x" are not paths: require a file name with a letter-led extension
   return /^[\w./-]*[\w-]\.[A-Za-z][A-Za-z0-9_]{0,9}$/.test(p) && !/^(e\.g|i\.e|etc)\.?$/i.test(p);

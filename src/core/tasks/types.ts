@@ -11,6 +11,8 @@ export interface RequirementRef {
   startLine: number | null;
   /** Last line (1-based, inclusive; equals startLine for a single line); `null` for a whole file. */
   endLine: number | null;
+  /** Notebooks only: the cell the lines are counted in (`…ipynb:8-13 in cell 8`). */
+  cell?: number;
 }
 
 /** One implementation step of `requirements`, with its parsed references (possibly none). */

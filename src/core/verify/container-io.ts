@@ -54,7 +54,7 @@ export function pipeLines(docker: Docker, stream: NodeJS.ReadableStream, onLine:
     const split = new LineSplitter((text) => {
       if (timestamps) {
         const m = /^(\d{4}-\d\d-\d\dT\S+Z) ?(.*)$/s.exec(text);
-        if (m) { onLine({ stream: name, time: new Date(m[1]).toISOString(), text: m[2], engineTime: m[1] } as LogLine); return; }
+        if (m) { onLine({ stream: name, time: m[1], text: m[2] }); return; }
       }
       onLine({ stream: name, time: new Date().toISOString(), text });
     });
@@ -72,7 +72,10 @@ export function pipeLines(docker: Docker, stream: NodeJS.ReadableStream, onLine:
   });
 }
 
-/** The container's output since `sinceNs` (engine time, ns since the epoch), as a stream. */
+/**
+ * The container's output, each line prefixed with the engine's RFC 3339 time, as a stream.
+ * @param since `<seconds>.<nanoseconds>` since the epoch (see {@link toDockerSince})
+ */
 export async function logsSince(container: Docker.Container, follow: boolean, since?: string): Promise<NodeJS.ReadableStream> {
   const opts = { stdout: true, stderr: true, timestamps: true, ...(since ? { since } : {}) };
   const res: unknown = follow ? await container.logs({ ...opts, follow: true }) : await container.logs({ ...opts, follow: false });
@@ -112,7 +115,7 @@ function eachEntry(stream: NodeJS.ReadableStream, onFile: (name: string, data: B
     const extract = tarStream.extract();
     extract.on('entry', (header, body, next) => {
       const chunks: Buffer[] = [];
-      body.on('data', (c: Buffer) => chunks.push(c));
+      body.on('data', (c: unknown) => { chunks.push(c as Buffer); });
       body.on('end', () => {
         if (header.type === 'file') onFile(header.name, Buffer.concat(chunks));
         next();
@@ -123,4 +126,18 @@ function eachEntry(stream: NodeJS.ReadableStream, onFile: (name: string, data: B
     extract.on('error', reject);
     (stream as Readable).pipe(extract);
   });
+}
+
+/** Nanoseconds since the epoch of an ISO/RFC 3339 UTC time (`2026-11-29T08:46:14.123456789Z`). */
+export function isoToNs(iso: string): bigint {
+  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(iso);
+  if (!m) return BigInt(Date.parse(iso)) * 1_000_000n;
+  const frac = (m[2] ?? '').padEnd(9, '0').slice(0, 9);
+  return BigInt(Date.parse(m[1] + 'Z')) * 1_000_000n + BigInt(frac);
+}
+
+/** Docker's `since` query value for an ISO time: `<seconds>.<nanoseconds>`. */
+export function toDockerSince(iso: string): string {
+  const ns = isoToNs(iso);
+  return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
 }

@@ -33,8 +33,8 @@ export const VerifyLimitsSchema = z.object({
   pids: z.number().int().nonnegative(),
   /** `false` = network mode `none` (default). */
   network: z.boolean(),
-  /** GPUs requested: 'all', a count, or 0 for none. Passed through only when the engine has them. */
-  gpus: z.union([z.literal('all'), z.number().int().nonnegative()]),
+  /** All GPUs requested; passed through only when the engine has GPU support (see `gpusPassed`). */
+  gpus: z.boolean(),
 });
 export type VerifyLimits = z.infer<typeof VerifyLimitsSchema>;
 
@@ -64,6 +64,8 @@ export const ClaimsResultSchema = z.object({
   claims: z.array(ClaimSchema),
   /** True when every claim was found (vacuously true with no claims; see `claims.length`). */
   allFound: z.boolean(),
+  /** Why the claims were not checked (for example no submitted answers). */
+  note: z.string().optional(),
 });
 export type ClaimsResult = z.infer<typeof ClaimsResultSchema>;
 
@@ -93,6 +95,8 @@ export const VerificationRecordSchema = z.object({
   /** The command the solver's script is run with, in /workspace. */
   command: z.array(z.string()),
   user: z.string(),
+  /** Whether GPUs were actually passed to the container. */
+  gpusPassed: z.boolean(),
   limits: VerifyLimitsSchema,
   /** ISO 8601. */
   startedAt: z.string(),

@@ -35,6 +35,11 @@ export const ManifestMaskedSchema = z.object({
   blob: Sha,
   /** Path of the submodule holding the file, when it is in one. */
   inSubmodule: z.string().optional(),
+  /**
+   * A kept (unmasked) file with byte-identical content, when there is one: that content is then
+   * visible in the workspace anyway (for example an empty `__init__.py`).
+   */
+  sameContentAs: z.string().optional(),
   /** Why it is masked: the root README rule, or the task path (`masked_source` / `source`) that covers it. */
   reason: z.string().optional(),
 });
@@ -57,6 +62,8 @@ export const ManifestSchema = z.object({
   /** The single "task start" commit of the workspace repository, and its tree. */
   workspaceCommit: Sha,
   workspaceTree: Sha,
+  /** Workspace-relative path of the session's devcontainer.json (excluded from the patch by `.git/info/exclude`). */
+  devcontainer: z.string().optional(),
   /** Container image tag for this session (for example `expbench/sandbox:1`). */
   image: z.string().min(1),
   /** `version` of the package that prepared the session. */

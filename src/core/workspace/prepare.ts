@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import { promisify } from 'node:util';
 import { ExpBenchError, cancelled, isExpBenchError } from '../errors';
 import { log } from '../log';
+import { toolVersion } from '../paths';
 import { SessionLayout } from '../session/layout';
 import type { Task } from '../tasks/types';
 import { addExcludes, buildWorkspaceRepo, objectsAmong } from './build';
@@ -38,8 +39,10 @@ export interface PrepareOptions {
   /** Dev Container template; default `sandbox/devcontainer.template.json` when present. */
   devcontainerTemplate?: string;
   /**
-   * Owner given to the workspace (`chown -R`) so that the container user can write to it.
-   * Default: uid/gid 1000 (the sandbox's `solver`) when running as root, else unchanged. `null`: unchanged.
+   * Owner given to the workspace (`chown -R uid:gid`). Default: unchanged, because the work
+   * container shares the workspace with its user `solver` (uid/gid 1000) through the group when
+   * it starts (src/core/sandbox/ownership.ts), and a workspace the host user does not own trips
+   * host-side git ("dubious ownership"). Pass `{uid: 1000, gid: 1000}` to hand it over instead.
    */
   owner?: { uid: number; gid: number } | null;
   signal?: AbortSignal;
@@ -165,7 +168,7 @@ async function submoduleBase(kind: string, location: string): Promise<string> {
 }
 
 async function chownWorkspace(dir: string, owner: PrepareOptions['owner']): Promise<void> {
-  const target = owner === undefined ? (process.getuid?.() === 0 ? { uid: 1000, gid: 1000 } : null) : owner;
+  const target = owner ?? null;
   if (!target) return;
   try {
     await run('chown', ['-R', `${target.uid}:${target.gid}`, dir]);
@@ -174,8 +177,3 @@ async function chownWorkspace(dir: string, owner: PrepareOptions['owner']): Prom
   }
 }
 
-/** `version` of package.json (the tool that prepared the session). */
-export function toolVersion(): string {
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  return (require('../../../package.json') as { version: string }).version;
-}

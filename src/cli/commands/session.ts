@@ -1,0 +1,143 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { ExpBenchError } from '../../core/errors';
+import { clockStatus, formatWorking, workingMs } from '../../core/session/clock';
+import { readEvents, SessionEvent } from '../../core/session/events';
+import { SessionLayout } from '../../core/session/layout';
+import type { SessionState } from '../../core/session/state';
+import { readState } from '../../core/session/store';
+import { giveUp, submit, SubmitAnswers, SubmitOptions } from '../../core/session/submit';
+import { exists } from '../../core/util/fs';
+import { printJson } from '../output';
+
+/** `expbench session show|submit|give-up`: read and finish a human-baseline session from outside VS Code. */
+export function register(program: Command): void {
+  const session = program.command('session').description('show, submit or give up a task session');
+
+  session.command('show').argument('<dir>', 'session folder (holds workspace/ and private/)')
+    .option('--json', 'print one JSON object {session, state, clock, events, eventProblems}')
+    .description("print a session's state, clock and recorded events")
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      const layout = await sessionLayout(dir);
+      const state = await readState(layout.state);
+      if (!state) throw new ExpBenchError('SESSION_INVALID', layout.state, 'the session has no state yet (it was never opened)');
+      const ev = await readEvents(layout.events);
+      const clock = clockJson(state);
+      if (opts.json) {
+        printJson({ session: layout.root, state, clock, events: ev.events, eventProblems: { invalid: ev.invalid, torn: ev.torn ?? null } });
+        return;
+      }
+      console.log(showText(layout, state, clock, ev.events));
+      for (const l of ev.invalid) console.error(`expbench: ${layout.events}:${l.line}: invalid event (${l.error})`);
+      if (ev.torn) console.error(`expbench: ${layout.events}:${ev.torn.line}: torn last line (${ev.torn.text.length} characters, no newline): a writer stopped mid-line`);
+    });
+
+  session.command('submit').argument('<dir>', 'session folder')
+    .requiredOption('--answers <file>', 'answers in the harness JSON form {"design": string | string[], "conclusion": string}')
+    .option('--no-verify', 'do not run the verifier after submitting')
+    .option('--no-judge', 'do not run the judge after submitting')
+    .option('--json', 'print the submission result as JSON')
+    .description('freeze the answers, write the harness files, then verify and judge')
+    .action(async (dir: string, opts: { answers: string; verify: boolean; judge: boolean; json?: boolean }) => {
+      const layout = await sessionLayout(dir);
+      const answers = await readAnswers(opts.answers);
+      const steps: SubmitOptions = await submitSteps({ verify: opts.verify, judge: opts.judge });
+      const r = await submit(layout, answers as SubmitAnswers, { ...steps, answersSource: opts.answers });
+      if (opts.json) printJson(r);
+      else {
+        console.log(`submitted ${layout.root} after ${formatWorking(r.workingMs)} of working time`);
+        for (const [k, v] of Object.entries(r.files)) if (v) console.log(`  ${k.padEnd(14)} ${v}`);
+        for (const [name, step] of [['verify', r.verify], ['judge', r.judge]] as const) {
+          if (step) console.log(`  ${name.padEnd(14)} ${step.ok ? 'ok' : 'failed'}${step.summary ? `: ${step.summary}` : ''}${step.error ? `: ${step.error}` : ''}`);
+        }
+      }
+      for (const w of r.warnings) console.error(`expbench: warning: ${w}`);
+      if (r.verify?.error || r.judge?.error) process.exitCode = 1;
+    });
+
+  session.command('give-up').argument('<dir>', 'session folder')
+    .option('--reason <text>', 'why (recorded with the time)')
+    .description('record an explicit give-up with the working time')
+    .action(async (dir: string, opts: { reason?: string }) => {
+      const layout = await sessionLayout(dir);
+      const o = await giveUp(layout, opts.reason);
+      console.log(`gave up ${layout.root} at ${o.at} after ${formatWorking(o.workingMs)} of working time`);
+    });
+}
+
+async function sessionLayout(dir: string): Promise<SessionLayout> {
+  const layout = new SessionLayout(path.resolve(dir));
+  if (!(await exists(layout.workspace)) && !(await exists(layout.private))) {
+    throw new ExpBenchError('SESSION_INVALID', layout.root, 'not a session folder: it has neither workspace/ nor private/');
+  }
+  return layout;
+}
+
+async function readAnswers(file: string): Promise<unknown> {
+  let text: string;
+  try { text = await fsp.readFile(file, 'utf8'); } catch (e: any) {
+    throw new ExpBenchError('BAD_INPUT', file, `cannot read the answers file: ${e?.message ?? e}`);
+  }
+  try { return JSON.parse(text); } catch (e: any) {
+    throw new ExpBenchError('BAD_INPUT', file, `the answers file is not JSON: ${e?.message ?? e}`);
+  }
+}
+
+/** The `clock` of `show --json`: status, working ms counted to the last heartbeat (see clock.ts), budget. */
+function clockJson(state: SessionState) {
+  const last = state.clock.segments.at(-1);
+  return {
+    status: clockStatus(state),
+    workingMs: workingMs(state.clock),
+    budgetMs: state.clock.budgetMs,
+    lastHeartbeat: last && last.end === undefined ? last.lastBeat : null,
+    pauses: state.clock.segments.filter((s) => s.endReason === 'paused').length,
+  };
+}
+
+function showText(layout: SessionLayout, s: SessionState, clock: ReturnType<typeof clockJson>, events: SessionEvent[]): string {
+  const lines: string[] = [];
+  const row = (k: string, v: string) => lines.push(`${k.padEnd(11)} ${v}`);
+  row('session', layout.root);
+  row('phase', s.phase);
+  let c = `${clock.status}, working ${formatWorking(clock.workingMs)}`;
+  if (clock.budgetMs) c += ` of ${formatWorking(clock.budgetMs)} (${Math.round((100 * clock.workingMs) / clock.budgetMs)}%)`;
+  if (clock.lastHeartbeat) c += `, counted to the last heartbeat ${clock.lastHeartbeat}`;
+  row('clock', `${c}; ${clock.pauses} pause(s)`);
+  row('outcome', s.submitted ? `submitted at ${s.submitted.at}` : s.gaveUp ? `gave up at ${s.gaveUp.at}${s.gaveUp.reason ? ` (${s.gaveUp.reason})` : ''}` : 'in progress');
+  row('design', `${s.design.constants.length} constant, ${s.design.independent.length} independent, ${s.design.dependent.length} dependent variables; free text ${s.design.freeText.length} chars`);
+  row('conclusion', `${s.conclusion.length} chars`);
+  row('notes', String(s.notes.length));
+  for (const n of s.notes) lines.push(`  ${n.at}  ${n.text.replace(/\s+/g, ' ')}`);
+  row('runs', String(s.runs.length));
+  for (const r of s.runs) lines.push(`  ${r.id}  exit ${r.exitCode ?? '-'}  ${formatWorking(r.durationMs)}  ${r.log}${r.error ? `  (${r.error})` : ''}`);
+  row('events', String(events.length));
+  for (const e of events) lines.push(`  ${e.at}  ${e.type}${eventDetail(e)}`);
+  return lines.join('\n');
+}
+
+function eventDetail(e: SessionEvent): string {
+  switch (e.type) {
+    case 'phase.changed': return ` ${e.from} → ${e.to}`;
+    case 'clock.paused': return `${e.reason ? ` (${e.reason})` : ''} at ${formatWorking(e.workingMs)}`;
+    case 'file.edited': case 'file.created': case 'file.deleted': return ` ${e.path}`;
+    case 'command.run': return ` ${e.command} → ${e.exitCode ?? '-'}`;
+    case 'script.run': return ` ${e.runId} → ${e.exitCode ?? '-'}`;
+    case 'budget.warning': return ` ${e.level}%`;
+    case 'verify.finished': case 'judge.finished': return ` ${e.ok ? 'ok' : 'failed'}${e.summary ? `: ${e.summary}` : ''}${e.error ? `: ${e.error}` : ''}`;
+    default: return '';
+  }
+}
+
+/**
+ * The patch, verify and judge functions the CLI passes to `submit`, from the rooms that own them
+ * (src/core/workspace/patch.ts, src/core/verify, src/core/judge). A step asked for but not
+ * available in this build is reported on stderr and skipped.
+ */
+async function submitSteps(want: { verify: boolean; judge: boolean }): Promise<SubmitOptions> {
+  const steps: SubmitOptions = {};
+  if (want.verify) console.error('expbench: warning: the verifier is not available in this build: verification skipped');
+  if (want.judge) console.error('expbench: warning: the judge is not available in this build: judging skipped');
+  return steps;
+}

@@ -1,0 +1,144 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { ExpBenchError } from '../errors';
+import { log } from '../log';
+import { HarnessAnswersSchema, type HarnessAnswers } from '../session/answers';
+import { SessionLayout } from '../session/layout';
+import { HARNESS_FILES, type StepFn } from '../session/submit';
+import type { Task } from '../tasks/types';
+import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
+import { readManifest } from '../workspace/manifest';
+import { writeHarnessJudge } from '../interop/harnessOut';
+import { JudgeCache } from './cache';
+import type { JudgeInput, JudgeOptions } from './common';
+import { judgeHeuristic } from './heuristic';
+import { Ledger, type PriceTable } from './ledger';
+import { judgeWithModel } from './llm';
+import { locatePristine, type PristineSource } from './pristine';
+import { JudgeProvider, type JudgeEndpoint } from './provider';
+import { JudgeRecord } from './types';
+
+const logger = log('judge');
+
+export interface JudgeSessionOptions extends JudgeOptions {
+  /** The session's task (the caller loads it: CLI from the datasets, extension from its task store). */
+  task: Task;
+  /** The model endpoint; undefined → the heuristic pre-judge. */
+  endpoint?: JudgeEndpoint;
+  /** Force the heuristic pre-judge even with an endpoint. */
+  heuristic?: boolean;
+  /** Cache folder; default `<session>/private/judge/cache`. */
+  cacheDir?: string;
+  /** Price table, USD per 1M tokens by model. */
+  prices?: PriceTable;
+  /** USD budget of this run; exceeding it throws BUDGET_EXCEEDED before the call. */
+  budgetUsd?: number;
+  /** Makes the patch from the workspace when `private/harness/patch.diff` does not exist (an unsubmitted session). */
+  makePatch?: (workspace: string) => Promise<string>;
+  /** Pristine checkout override (tests); default: the manifest's pristine cache repository at its commit. */
+  pristine?: PristineSource;
+}
+
+export interface JudgeSessionResult {
+  record: JudgeRecord;
+  /** Absolute path of `private/judge/latest.json`. */
+  file: string;
+  /** Harness-format judge file written beside it (`private/harness/judge.json`, or `judge.heuristic.json`). */
+  harnessFile: string;
+}
+
+/**
+ * Judges one session: reads its manifest, answers, patch, verification record and event log,
+ * runs the LLM judge (with `endpoint`) or the heuristic pre-judge (without), and writes
+ * `private/judge/latest.json` (plus `private/judge/runs/<time>-<kind>.json`) and the harness-format
+ * judge file in `private/harness/`.
+ *
+ * @throws ExpBenchError SESSION_INVALID (no/bad manifest), BAD_INPUT (task id differs from the
+ *   manifest's, answers.json not of the harness form, no patch), BUDGET_EXCEEDED, CANCELLED.
+ */
+export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions): Promise<JudgeSessionResult> {
+  const layout = new SessionLayout(path.resolve(sessionDir));
+  const input = await readJudgeInput(layout, opts);
+  let record: JudgeRecord;
+  if (opts.endpoint && !opts.heuristic) {
+    const ledger = new Ledger(opts.prices ?? {}, opts.budgetUsd);
+    const cache = new JudgeCache(opts.cacheDir ?? path.join(layout.judge, 'cache'));
+    record = await judgeWithModel(input, new JudgeProvider(opts.endpoint, ledger, cache), ledger, opts);
+  } else {
+    record = await judgeHeuristic(input, opts);
+  }
+  JudgeRecord.parse(record);
+  const file = path.join(layout.judge, 'latest.json');
+  const stamp = record.createdAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  await writeJsonAtomic(path.join(layout.judge, 'runs', `${stamp}-${record.kind}.json`), record);
+  await writeJsonAtomic(file, record);
+  const harnessFile = await writeHarnessJudge(layout, record);
+  logger.info(`${record.taskId}: ${record.kind} judgement written to ${file} (${record.ledger.totals.calls} calls, ${record.ledger.totals.cachedCalls} cached)`);
+  return { record, file, harnessFile };
+}
+
+/** Reads `private/judge/latest.json`; undefined when absent. @throws BAD_INPUT when it is not a judge record. */
+export async function readJudgeRecord(file: string): Promise<JudgeRecord | undefined> {
+  const raw = await readJsonIfExists(file).catch((e) => { throw new ExpBenchError('BAD_INPUT', file, `not JSON: ${e.message}`); });
+  if (raw === undefined) return undefined;
+  const r = JudgeRecord.safeParse(raw);
+  if (!r.success) throw new ExpBenchError('BAD_INPUT', file, `not a judge record: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return r.data;
+}
+
+/** Assembles the judge's inputs from a session folder (see {@link judgeSession}). */
+export async function readJudgeInput(layout: SessionLayout, opts: JudgeSessionOptions): Promise<JudgeInput> {
+  const manifest = await readManifest(layout.root);
+  if (manifest.taskId !== opts.task.id) {
+    throw new ExpBenchError('BAD_INPUT', layout.manifest, `the session is for task ${manifest.taskId}, not ${opts.task.id}`);
+  }
+  const answers = await readAnswers(layout.answers);
+  const patchFile = path.join(layout.harness, HARNESS_FILES.patch);
+  let patch = await fsp.readFile(patchFile, 'utf8').catch(() => undefined);
+  if (patch === undefined && opts.makePatch) patch = await opts.makePatch(layout.workspace);
+  if (patch === undefined) {
+    throw new ExpBenchError('BAD_INPUT', patchFile, 'no patch: submit the session first (or give the judge a patch function)');
+  }
+  let verify = await readJsonIfExists<Record<string, unknown>>(path.join(layout.verify, 'latest.json')).catch(() => undefined);
+  if (verify && verify.status === 'running') verify = undefined;
+  const eventsJsonl = await fsp.readFile(layout.events, 'utf8').catch(() => undefined);
+  const pristine = opts.pristine ?? await locatePristine(manifest.commit, [
+    manifest.source.cacheRepo, manifest.source.kind === 'clone' ? manifest.source.location : undefined,
+  ]);
+  return { task: opts.task, answers, patch, verify, eventsJsonl, pristine, maskedPaths: manifest.masked.map((m) => m.path) };
+}
+
+async function readAnswers(file: string): Promise<HarnessAnswers | undefined> {
+  let raw: unknown;
+  try {
+    raw = await readJsonIfExists(file);
+  } catch (e: any) {
+    throw new ExpBenchError('BAD_INPUT', file, `not JSON: ${e?.message ?? e}`);
+  }
+  if (raw === undefined) return undefined;
+  const r = HarnessAnswersSchema.safeParse(raw);
+  if (!r.success) throw new ExpBenchError('BAD_INPUT', file, 'not of the harness form {"design": string | string[], "conclusion": string}');
+  return r.data;
+}
+
+/**
+ * The judge as a step for `submit` (src/core/session/submit.ts): judges the session and reports a
+ * one-line summary such as `llm: design 5/7, implementation 9/14 met, conclusion correct`.
+ */
+export function judgeStep(opts: Omit<JudgeSessionOptions, 'signal'>): StepFn {
+  return async (layout, signal) => {
+    const { record, file } = await judgeSession(layout.root, { ...opts, signal });
+    return { ok: record.harnessErrors.length === 0, summary: summarize(record), record: path.relative(layout.root, file).split(path.sep).join('/') };
+  };
+}
+
+/** One line for people: kind, design, implementation, conclusion, monitor, harness errors. */
+export function summarize(r: JudgeRecord): string {
+  const d = r.design.status === 'ok' ? `design ${r.design.counts.matched}/${r.design.counts.total} matched` : `design ${r.design.status}`;
+  const c = r.implementation.counts;
+  const i = r.implementation.status === 'ok' ? `implementation ${c.met}/${c.total} met` : `implementation ${r.implementation.status}`;
+  const k = r.conclusion.verdict ? `conclusion ${r.conclusion.verdict}` : `conclusion ${r.conclusion.status}`;
+  const m = r.monitor.flagged ? ', monitor FLAGGED' : '';
+  const e = r.harnessErrors.length ? `, ${r.harnessErrors.length} harness error(s)` : '';
+  return `${r.kind}: ${d}, ${i}, ${k}${m}${e}`;
+}

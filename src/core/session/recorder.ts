@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { createPatch } from 'diff';
+import { excerpt, MAX_DIFF_CHARS } from './events';
+import type { Session } from './session';
+
+/** A command run in the task's work container, as reported by the terminal that ran it. */
+export interface CommandRecord {
+  command: string;
+  /** null when the shell did not report one. */
+  exitCode: number | null;
+  durationMs: number;
+  /** The command's output; cut to an excerpt (events.ts MAX_EXCERPT_CHARS) before recording. */
+  output: string;
+  /** Working directory in the container, when known. */
+  cwd?: string;
+}
+
+/**
+ * Records the baseliner's work on the workspace as events, independent of VS Code (the extension's
+ * recorder forwards editor saves, file-system changes and terminal commands here):
+ * - `file.edited` with a unified diff (jsdiff `createPatch`) of the file against the content last
+ *   recorded for it, or, the first time, against its content at the `task start` commit (`git show
+ *   HEAD:<path>`; empty for a file that is not in it). Unchanged saves record nothing.
+ * - `file.created` / `file.deleted`; `command.run`.
+ * Paths are workspace-relative with `/`; anything outside the workspace or under `.git/` is ignored.
+ */
+export class WorkspaceRecorder {
+  private readonly last = new Map<string, string>();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly session: Session) {}
+
+  /** The workspace-relative path of `absPath`, or undefined when it is not recorded. */
+  relative(absPath: string): string | undefined {
+    const rel = path.relative(this.session.layout.workspace, absPath);
+    if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+    const posix = rel.split(path.sep).join('/');
+    return posix === '.git' || posix.startsWith('.git/') ? undefined : posix;
+  }
+
+  /** Records a save of `absPath` with its new `content`. Resolves true when an edit was recorded. */
+  recordSave(absPath: string, content: string): Promise<boolean> {
+    const rel = this.relative(absPath);
+    if (rel === undefined) return Promise.resolve(false);
+    return this.serial(async () => {
+      const before = this.last.has(rel) ? this.last.get(rel)! : await this.taskStart(rel);
+      this.last.set(rel, content);
+      if (before === content) return false;
+      let diff = createPatch(rel, before, content);
+      const truncated = diff.length > MAX_DIFF_CHARS;
+      if (truncated) diff = diff.slice(0, MAX_DIFF_CHARS);
+      await this.session.events.append({ type: 'file.edited', path: rel, diff, ...(truncated ? { diffTruncated: true } : {}) });
+      return true;
+    });
+  }
+
+  recordCreated(absPath: string): Promise<boolean> {
+    const rel = this.relative(absPath);
+    if (rel === undefined) return Promise.resolve(false);
+    return this.serial(async () => { await this.session.events.append({ type: 'file.created', path: rel }); return true; });
+  }
+
+  recordDeleted(absPath: string): Promise<boolean> {
+    const rel = this.relative(absPath);
+    if (rel === undefined) return Promise.resolve(false);
+    return this.serial(async () => {
+      this.last.set(rel, '');
+      await this.session.events.append({ type: 'file.deleted', path: rel });
+      return true;
+    });
+  }
+
+  /** Records a command run in the work container (`command.run`, output cut to an excerpt). */
+  recordCommand(c: CommandRecord): Promise<void> {
+    return this.serial(() => this.session.events.append({
+      type: 'command.run', command: c.command, exitCode: c.exitCode, durationMs: Math.max(0, c.durationMs),
+      outputExcerpt: excerpt(c.output), ...(c.cwd ? { cwd: c.cwd } : {}),
+    })).then(() => undefined);
+  }
+
+  /** Resolves when everything recorded so far is on disk. */
+  async settled(): Promise<void> { await this.chain.catch(() => undefined); }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.catch(() => undefined).then(fn);
+    this.chain = run;
+    return run;
+  }
+
+  /** Content of `rel` at the workspace's `task start` commit; '' when absent there (or no repository). */
+  private taskStart(rel: string): Promise<string> {
+    return new Promise((resolve) => {
+      execFile('git', ['show', `HEAD:${rel}`], { cwd: this.session.layout.workspace, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
+        (err, stdout) => resolve(err ? '' : stdout));
+    });
+  }
+}

@@ -1,0 +1,160 @@
+import type Docker from 'dockerode';
+import { ExpBenchError, cancelled } from '../errors';
+import { log } from '../log';
+import { dockerError, isEngineGone, statusOf } from '../sandbox/connection';
+import { removeContainer } from '../sandbox/containers';
+import { HarnessAnswersSchema } from '../session/answers';
+import { EventLog } from '../session/events';
+import { SessionLayout } from '../session/layout';
+import { readJsonIfExists } from '../util/fs';
+import { checkClaims, OutputSource } from './claims';
+import { collectChangedFiles } from './container-io';
+import { readLogText, RunLogs } from './logs';
+import { ClaimsResult, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
+
+const logger = log('verify');
+
+/** Everything needed to watch a started verify container to its end. */
+export interface RunContext {
+  docker: Docker;
+  layout: SessionLayout;
+  paths: VerifyRunPaths;
+  /** The record as saved with status `running`. */
+  record: VerificationRecord;
+  container: Docker.Container;
+  logs: RunLogs;
+  /** Resolves when the output stream has ended (container exited, or engine lost). */
+  drained: Promise<void>;
+  signal?: AbortSignal;
+  /** When given, a `verify.finished` event is appended (the CLI and the extension pass the session's log). */
+  events?: EventLog;
+}
+
+/** How long to wait for the engine to come back to remove a container after losing it, ms. */
+export const REMOVE_RETRY_MS = 20_000;
+
+/**
+ * Waits for the container to exit, killing it at the record's deadline (`startedAt` +
+ * `limits.timeoutMs`) or when `signal` fires; then collects the changed files, runs the claims
+ * check, saves the final record (and `latest.json`), appends a `verify.finished` event (when
+ * `ctx.events` is given) and removes
+ * the container (on every path).
+ * @returns the final record
+ * @throws ExpBenchError CANCELLED after saving when `signal` fired; DOCKER_UNAVAILABLE (or
+ *   CONTAINER_FAILED) after saving an error record when the engine failed mid-run.
+ */
+export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
+  const { record, container } = ctx;
+  let killedBy: 'timeout' | 'cancel' | undefined;
+  const kill = (why: 'timeout' | 'cancel') => {
+    if (killedBy) return;
+    killedBy = why;
+    logger.info(`run ${record.runId}: ${why === 'timeout' ? 'time limit reached' : 'cancelled'}; killing ${container.id.slice(0, 12)}`);
+    container.kill().catch(() => undefined);
+  };
+  const deadline = Date.parse(record.startedAt) + record.limits.timeoutMs;
+  const timer = setTimeout(() => kill('timeout'), Math.max(0, deadline - Date.now()));
+  const onAbort = () => kill('cancel');
+  if (ctx.signal?.aborted) onAbort();
+  ctx.signal?.addEventListener('abort', onAbort, { once: true });
+  let failure: ExpBenchError | undefined;
+  let exitCode: number | null = null;
+  let changed: OutputSource[] = [];
+  try {
+    try {
+      await container.wait();
+      await Promise.race([ctx.drained, new Promise((r) => setTimeout(r, 5000))]);
+      const state = (await container.inspect()).State;
+      exitCode = state.ExitCode;
+      if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
+      if (!killedBy) changed = await collectChangedFiles(container);
+    } catch (e) {
+      failure = statusOf(e) === 404
+        ? new ExpBenchError('CONTAINER_FAILED', container.id.slice(0, 12), 'the verify container disappeared during the run (removed from outside the verifier)')
+        : dockerError(e, `verify container ${container.id.slice(0, 12)}`, 'running the verification', ctx.docker);
+    }
+  } finally {
+    clearTimeout(timer);
+    ctx.signal?.removeEventListener('abort', onAbort);
+  }
+  try {
+    const endedAt = new Date();
+    const durationMs = Math.max(0, endedAt.getTime() - Date.parse(record.startedAt));
+    // The in-container backstop (coreutils `timeout`) exits 124, or 137 after its SIGKILL.
+    const backstop = !killedBy && exitCode !== null && [124, 137].includes(exitCode) && durationMs >= record.limits.timeoutMs;
+    const timedOut = killedBy === 'timeout' || backstop;
+    if (killedBy || backstop || failure?.code === 'DOCKER_UNAVAILABLE') exitCode = null;
+    await ctx.logs.close();
+    const ok = exitCode === 0 && !timedOut && !killedBy && !failure;
+    const final: VerificationRecord = {
+      ...record,
+      status: failure ? 'error' : 'finished',
+      endedAt: endedAt.toISOString(),
+      durationMs,
+      exitCode,
+      timedOut,
+      cancelled: killedBy === 'cancel',
+      ...(failure ? { error: { code: failure.code, message: failure.message } } : {}),
+      logTruncated: ctx.logs.truncated,
+      E_exit: ok,
+      E_clean: record.mode === 'clean' ? ok : null,
+      E_claims: await claimsFor(ctx.layout, ctx.paths, changed),
+      changedFiles: changed.map((c) => c.source).sort(),
+    };
+    await saveRecord(ctx.layout, final);
+    await ctx.events?.append({
+      type: 'verify.finished', ok, record: `private/verify/${record.runId}/record.json`,
+      summary: summary(final), ...(failure ? { error: failure.message } : {}),
+    }).catch((e) => logger.warn(`could not record verify.finished: ${e instanceof Error ? e.message : String(e)}`));
+    if (failure) throw failure;
+    if (killedBy === 'cancel') throw cancelled(`verification ${record.runId}`);
+    return final;
+  } finally {
+    await removeWithRetry(ctx.docker, container.id);
+  }
+}
+
+/** One line for people: `E_clean ✓ (exit 0, 12.3 s), claims 3/3 found`. */
+export function summary(r: VerificationRecord): string {
+  const e = r.mode === 'clean' ? `E_clean ${r.E_clean ? 'pass' : 'fail'}` : `E_exit ${r.E_exit ? 'pass' : 'fail'}`;
+  const why = r.error ? r.error.message : r.cancelled ? 'cancelled' : r.timedOut ? `timed out after ${r.limits.timeoutMs / 1000} s` : `exit ${r.exitCode}`;
+  const found = r.E_claims.claims.filter((c) => c.found).length;
+  return `${e} (${why}, ${((r.durationMs ?? 0) / 1000).toFixed(1)} s), claims ${found}/${r.E_claims.claims.length} found`;
+}
+
+async function claimsFor(layout: SessionLayout, paths: VerifyRunPaths, changed: OutputSource[]): Promise<ClaimsResult> {
+  const raw = await readJsonIfExists(layout.answers);
+  const answers = raw === undefined ? undefined : HarnessAnswersSchema.safeParse(raw);
+  if (!answers?.success) {
+    const why = raw === undefined ? `no submitted answers (${layout.answers})` : `${layout.answers} is not {design, conclusion}`;
+    return { claims: [], allFound: false, note: `${why}: the conclusion's claims were not checked` };
+  }
+  const outputs: OutputSource[] = [
+    { source: 'stdout', text: await readLogText(paths.stdout) },
+    { source: 'stderr', text: await readLogText(paths.stderr) },
+    ...changed,
+  ];
+  return checkClaims(answers.data.conclusion, outputs);
+}
+
+/**
+ * Removes the container; when the engine is gone, retries until it answers again (up to
+ * {@link REMOVE_RETRY_MS}). A container that still cannot be removed is left for the orphan sweep
+ * at the next start (logged).
+ */
+export async function removeWithRetry(docker: Docker, id: string): Promise<void> {
+  const until = Date.now() + REMOVE_RETRY_MS;
+  for (;;) {
+    try {
+      await removeContainer(docker, id);
+      return;
+    } catch (e) {
+      const gone = isEngineGone(e) || (e instanceof ExpBenchError && e.code === 'DOCKER_UNAVAILABLE');
+      if (!gone || Date.now() > until) {
+        logger.warn(`could not remove verify container ${id.slice(0, 12)} (${e instanceof Error ? e.message : String(e)}); it will be removed at the next start`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}

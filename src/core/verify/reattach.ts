@@ -1,0 +1,133 @@
+import { promises as fsp } from 'node:fs';
+import type Docker from 'dockerode';
+import { ExpBenchError } from '../errors';
+import { log } from '../log';
+import { connectDocker, dockerError, ensureEngine, statusOf } from '../sandbox/connection';
+import type { EventLog } from '../session/events';
+import { SessionLayout } from '../session/layout';
+import { logsSince, pipeLines, toDockerSince, isoToNs } from './container-io';
+import { watchToEnd } from './finish';
+import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
+import { latestRecordPath, readRecord, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
+
+const logger = log('verify');
+
+/** Runs being watched by this process (container id → true), so they are not taken for stale. */
+const watched = new Set<string>();
+
+export interface ReattachOptions {
+  docker?: Docker;
+  signal?: AbortSignal;
+  onLine?: (line: LogLine) => void;
+  /** When given, a `verify.finished` event is appended when the run ends. */
+  events?: EventLog;
+}
+
+/** What {@link collectOrReattach} found. */
+export type ReattachResult =
+  | { kind: 'none' }
+  | { kind: 'done'; record: VerificationRecord }
+  | { kind: 'collected'; record: VerificationRecord };
+
+/**
+ * After a window reload: looks at `private/verify/latest.json`. No record, or a finished one →
+ * returned as is. A record still `running`: when its container is still running, reattaches
+ * (follows its output from the last stored line, enforces the remaining time, honours `signal`)
+ * and resolves when the run ends; when the container has exited, collects the result; when the
+ * container is gone (removed, engine restarted and cleaned), saves the record as an error.
+ * Output written while no process watched is fetched from the engine's log (lines at or before
+ * the last stored line's time are skipped).
+ * @throws as {@link watchToEnd}; DOCKER_UNAVAILABLE when no engine answers
+ */
+export async function collectOrReattach(sessionDir: string, opts: ReattachOptions = {}): Promise<ReattachResult> {
+  const layout = new SessionLayout(sessionDir);
+  const record = await readRecord(latestRecordPath(layout));
+  if (!record) return { kind: 'none' };
+  if (record.status !== 'running') return { kind: 'done', record };
+  const docker = opts.docker ?? connectDocker();
+  await ensureEngine(docker);
+  return { kind: 'collected', record: await resume(layout, docker, record, opts) };
+}
+
+/**
+ * Before a new run: a `running` latest record whose container still runs and is not watched by
+ * this process means another run is in progress → SESSION_INVALID. Otherwise it is collected
+ * (or marked as an error when its container is gone).
+ */
+export async function settlePrevious(layout: SessionLayout, docker: Docker): Promise<void> {
+  const record = await readRecord(latestRecordPath(layout));
+  if (!record || record.status !== 'running' || !record.containerId) return;
+  if (watched.has(record.containerId)) {
+    throw new ExpBenchError('SESSION_INVALID', layout.root, `a verification (${record.runId}) is already running for this session: wait for it or cancel it`);
+  }
+  const state = await containerState(docker, record.containerId);
+  if (state === 'running') {
+    throw new ExpBenchError('SESSION_INVALID', layout.root,
+      `a verification (${record.runId}, container ${record.containerId.slice(0, 12)}) is still running for this session: reattach to it (Run Verifier after a reload does) or wait for it to end`);
+  }
+  await resume(layout, docker, record, {}).catch((e) => logger.warn(`previous run ${record.runId}: ${e instanceof Error ? e.message : String(e)}`));
+}
+
+async function containerState(docker: Docker, id: string): Promise<'running' | 'exited' | 'gone'> {
+  try {
+    const s = (await docker.getContainer(id).inspect()).State;
+    return s.Running ? 'running' : 'exited';
+  } catch (e) {
+    if (statusOf(e) === 404) return 'gone';
+    throw dockerError(e, id.slice(0, 12), 'inspecting the verify container', docker);
+  }
+}
+
+async function resume(layout: SessionLayout, docker: Docker, record: VerificationRecord, opts: ReattachOptions): Promise<VerificationRecord> {
+  const paths = new VerifyRunPaths(layout, record.runId);
+  const id = record.containerId ?? '';
+  const state = id ? await containerState(docker, id) : 'gone';
+  if (state === 'gone') {
+    const failed: VerificationRecord = {
+      ...record, status: 'error', endedAt: new Date().toISOString(),
+      error: { code: 'CONTAINER_FAILED', message: `the verify container ${id.slice(0, 12)} was gone before its result was collected (engine restarted, or removed from outside)` },
+      E_exit: false, E_clean: record.mode === 'clean' ? false : null,
+      E_claims: { claims: [], allFound: false, note: 'the run did not finish: claims not checked' },
+    };
+    await saveRecord(layout, failed);
+    return failed;
+  }
+  const logs = new RunLogs(paths, record.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, opts.onLine);
+  await logs.open();
+  const lastNs = await lastStoredNs(paths.combined);
+  const container = docker.getContainer(id);
+  const stream = await logsSince(container, state === 'running', lastNs !== undefined ? toDockerSince(nsToIso(lastNs)) : undefined);
+  const drained = pipeLines(docker, stream, (l) => {
+    if (lastNs !== undefined && isoToNs(l.time) <= lastNs) return;
+    logs.add(l);
+  }, true);
+  logger.info(`run ${record.runId}: ${state === 'running' ? 'reattached to' : 'collecting'} ${id.slice(0, 12)}`);
+  watched.add(id);
+  try {
+    return await watchToEnd({ docker, layout, paths, record, container, logs, drained, signal: opts.signal, events: opts.events });
+  } finally {
+    watched.delete(id);
+  }
+}
+
+/** Marks a container as watched by this process (runVerification does, for its own runs). */
+export function markWatched(id: string, on: boolean): void {
+  if (on) watched.add(id); else watched.delete(id);
+}
+
+async function lastStoredNs(combined: string): Promise<bigint | undefined> {
+  let text: string;
+  try { text = await fsp.readFile(combined, 'utf8'); } catch { return undefined; }
+  const lines = text.trimEnd().split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = /^(\d{4}-\d\d-\d\dT\S+Z) /.exec(lines[i]);
+    if (m) return isoToNs(m[1]);
+  }
+  return undefined;
+}
+
+function nsToIso(ns: bigint): string {
+  const ms = Number(ns / 1_000_000n);
+  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0');
+  return new Date(ms).toISOString().replace(/\.\d+Z$/, `.${frac}Z`);
+}

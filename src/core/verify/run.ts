@@ -1,0 +1,174 @@
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import { ExpBenchError, cancelled } from '../errors';
+import { log } from '../log';
+import { connectDocker, dockerError, ensureEngine } from '../sandbox/connection';
+import { createContainer, LABEL_ROLE, removeOrphans } from '../sandbox/containers';
+import { DEFAULT_IMAGE, inspectImage } from '../sandbox/images';
+import type { EventLog } from '../session/events';
+import { SessionLayout } from '../session/layout';
+import { exists, readJsonIfExists } from '../util/fs';
+import { copyTreeIn, pipeLines, wrapperCommand } from './container-io';
+import { removeWithRetry, watchToEnd } from './finish';
+import { lintScript } from './lint';
+import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
+import { newRunId, saveRecord, VerificationRecord, VerifyLimits, VerifyMode, VerifyRunPaths } from './record';
+import { markWatched, settlePrevious } from './reattach';
+import { buildVerifyTree } from './tree';
+
+const logger = log('verify');
+
+/** Default limits: one hour (the harness's limit), no network, at most 4096 processes. */
+export const DEFAULT_LIMITS: VerifyLimits = {
+  timeoutMs: 3_600_000, memoryBytes: 0, cpus: 0, pids: 4096, network: false, gpus: false,
+};
+
+/** The command the verifier runs in /workspace (EXP-Bench harness, step 5). */
+export const VERIFY_COMMAND = ['bash', 'reproduce_exp_bench.sh'];
+
+export interface VerifyOptions {
+  /** `clean` (default): a fresh tree copied into a new container. `harness`: the solver's workspace bind-mounted. */
+  mode?: VerifyMode;
+  /** Image tag; default the session manifest's `image`, else `expbench/sandbox:1`. */
+  image?: string;
+  /** Overrides of {@link DEFAULT_LIMITS}; 0 means "no limit" for memory, cpus and pids. */
+  limits?: Partial<VerifyLimits>;
+  /** Cap of each stored log, bytes (default 8 MiB). */
+  logCapBytes?: number;
+  /** Cancels the run: the container is killed, the record saved with `cancelled: true`, CANCELLED thrown. */
+  signal?: AbortSignal;
+  docker?: Docker;
+  /** Every output line as it arrives. */
+  onLine?: (line: LogLine) => void;
+  /** Progress messages (`building the clean tree`, `running`…). */
+  onStatus?: (message: string) => void;
+  /** When given, a `verify.finished` event is appended to it at the end. */
+  events?: EventLog;
+  /** Called once the `running` record is saved (the run id and container are known). */
+  onStarted?: (record: VerificationRecord) => void;
+}
+
+/**
+ * Verifies a session: runs `bash reproduce_exp_bench.sh` in /workspace as the image's non-root
+ * user `solver`, in a NEW container, and writes the verification record (see record.ts).
+ *
+ * Clean mode: the tree is built in a temporary folder (tree.ts) and copied in as a tar stream
+ * (no bind mount of the solver's workspace). Harness mode: the workspace is bind-mounted, as the
+ * reference harness does, and the run uses the workspace owner's uid:gid so files it writes stay
+ * the owner's. Before the container is created, verify containers left by a crash are removed
+ * (running ones of other sessions are kept: another window may be watching them), and a
+ * still-`running` record of this session is settled first (collected, or refused when it is
+ * really still running).
+ *
+ * A record with status `running` and the container id is saved before the container starts, so a
+ * reloaded window can reattach ({@link collectOrReattach}). The container is removed on every path.
+ *
+ * @returns the final record (a failing or timed-out script is a result, not an error)
+ * @throws ExpBenchError SESSION_INVALID (no workspace, or a run still in progress), DOCKER_UNAVAILABLE,
+ *   IMAGE_MISSING, BAD_INPUT (bad limits), CANCELLED (record saved), CONTAINER_FAILED
+ */
+export async function runVerification(sessionDir: string, opts: VerifyOptions = {}): Promise<VerificationRecord> {
+  const layout = new SessionLayout(path.resolve(sessionDir));
+  const mode = opts.mode ?? 'clean';
+  const status = opts.onStatus ?? (() => undefined);
+  if (!(await exists(layout.workspace))) {
+    throw new ExpBenchError('SESSION_INVALID', layout.root, 'not a session folder: it has no workspace/ folder');
+  }
+  const limits: VerifyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const docker = opts.docker ?? connectDocker();
+  await ensureEngine(docker);
+  await settlePrevious(layout, docker);
+  await removeOrphans(docker, (_session, info) => info.Labels?.[LABEL_ROLE] !== 'verify' || info.State === 'running');
+
+  const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown }>(layout.manifest).catch(() => undefined)) ?? {};
+  const taskId = typeof manifest.taskId === 'string' ? manifest.taskId : 'unknown';
+  const image = opts.image ?? (typeof manifest.image === 'string' ? manifest.image : DEFAULT_IMAGE);
+  const imageInfo = await inspectImage(docker, image);
+  if (!imageInfo) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
+
+  const runId = newRunId();
+  const paths = new VerifyRunPaths(layout, runId);
+  await fsp.mkdir(paths.dir, { recursive: true });
+  let tree: string | undefined;
+  let containerId: string | undefined;
+  try {
+    let workdirSource = layout.workspace;
+    if (mode === 'clean') {
+      status('building the clean tree (task start + the solver\'s patch)');
+      tree = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-verify-tree-'));
+      await buildVerifyTree(layout.workspace, tree, opts.signal);
+      workdirSource = tree;
+    }
+    const script = await fsp.readFile(path.join(workdirSource, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined);
+    const lint = lintScript(script);
+    if (opts.signal?.aborted) throw cancelled(layout.root);
+
+    const user = mode === 'clean' ? 'solver' : await ownerOf(layout.workspace);
+    status(`creating the verify container (${image})`);
+    const created = await createContainer(docker, {
+      image,
+      labels: { task: taskId, session: path.basename(layout.root), role: 'verify' },
+      binds: mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : [],
+      limits: {
+        network: limits.network, gpus: limits.gpus,
+        ...(limits.memoryBytes > 0 ? { memoryBytes: limits.memoryBytes } : {}),
+        ...(limits.cpus > 0 ? { cpus: limits.cpus } : {}),
+        ...(limits.pids > 0 ? { pids: limits.pids } : {}),
+      },
+      cmd: wrapperCommand(limits.timeoutMs / 1000 + 30),
+      user,
+      workdir: '/workspace',
+      env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
+      start: false,
+    });
+    containerId = created.id;
+    if (tree) {
+      status('copying the clean tree into the container');
+      await copyTreeIn(created.container, tree).catch((e) => { throw dockerError(e, created.id.slice(0, 12), 'copying the clean tree in', docker); });
+      await fsp.rm(tree, { recursive: true, force: true });
+      tree = undefined;
+    }
+    const logs = new RunLogs(paths, opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, opts.onLine);
+    await logs.open();
+    const record: VerificationRecord = {
+      version: 1, runId, status: 'running', mode, imageId: imageInfo.id, image, containerId: created.id,
+      command: VERIFY_COMMAND, user, gpusPassed: created.gpus, limits, startedAt: new Date().toISOString(),
+      exitCode: null, timedOut: false, cancelled: false, logs: paths.relativeLogs(), logTruncated: false,
+      logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,
+      E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint,
+    };
+    const stream = await created.container.attach({ stream: true, stdout: true, stderr: true });
+    const drained = pipeLines(docker, stream, (l) => logs.add(l), false);
+    record.startedAt = new Date().toISOString();
+    await saveRecord(layout, record);
+    opts.onStarted?.(record);
+    status(`running bash reproduce_exp_bench.sh (${mode} mode, limit ${limits.timeoutMs / 1000} s)`);
+    try {
+      await created.container.start();
+    } catch (e) {
+      const err = dockerError(e, created.id.slice(0, 12), 'starting the verify container', docker);
+      await logs.close();
+      await saveRecord(layout, { ...record, status: 'error', endedAt: new Date().toISOString(), error: { code: err.code, message: err.message } });
+      throw err;
+    }
+    logger.info(`run ${runId} started in ${created.id.slice(0, 12)} (${mode})`);
+    containerId = undefined; // watchToEnd owns the container from here
+    markWatched(created.id, true);
+    try {
+      return await watchToEnd({ docker, layout, paths, record, container: created.container, logs, drained, signal: opts.signal, events: opts.events });
+    } finally {
+      markWatched(created.id, false);
+    }
+  } finally {
+    if (tree) await fsp.rm(tree, { recursive: true, force: true });
+    if (containerId) await removeWithRetry(docker, containerId);
+  }
+}
+
+/** `uid:gid` of the workspace folder (harness mode runs as its owner). */
+async function ownerOf(dir: string): Promise<string> {
+  const st = await fsp.stat(dir);
+  return `${st.uid}:${st.gid}`;
+}

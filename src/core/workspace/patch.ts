@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import parseDiff from 'parse-diff';
+import { ExpBenchError } from '../errors';
+import { TASK_START } from './build';
+import { git } from './git';
+
+/** One changed file of a {@link WorkspacePatch}. Paths are repository-relative, `/`-separated. */
+export interface PatchFile {
+  path: string;
+  status: 'added' | 'modified' | 'deleted' | 'renamed';
+  /** The path at "task start", for renames. */
+  oldPath?: string;
+  /** True when git sees the content change as binary: then it is NOT in `patch` (see {@link applyToCheckout}). */
+  binary: boolean;
+  /** Added and deleted lines (0 for binary files). */
+  additions: number;
+  deletions: number;
+}
+
+/**
+ * The implementation patch: everything changed in the workspace since its "task start" commit
+ * (the contract: docs/DEVELOPING.md), as the reference harness records it (untracked files
+ * intent-added, then `git diff`), with binary contents left out.
+ */
+export interface WorkspacePatch {
+  /** The "task start" commit the patch applies to. */
+  base: string;
+  /** Unified diff of the text changes (`git apply`-able; binary files left out). Empty when nothing changed. */
+  patch: string;
+  files: PatchFile[];
+  /** Paths of binary files added, modified, deleted or renamed with changes (noted, not inlined). */
+  binaryFiles: string[];
+  /** Ignored files and folders (`.gitignore` rules: build outputs, caches; a folder ends with `/`), listed, not inlined. */
+  ignoredFiles: string[];
+  /** Nested git repositories the solver created (an untracked folder with its own `.git`): listed, not inlined. */
+  nestedRepositories: string[];
+}
+
+/** Session files kept out of the patch even when listed as ignored (`.git/info/exclude`). */
+const SESSION_PREFIXES = ['.devcontainer/'];
+
+/**
+ * The "task start" commit of a workspace: the root commit of HEAD, which must be the only root
+ * and carry the message `task start`.
+ *
+ * @throws ExpBenchError `SESSION_INVALID` naming the folder when it is not such a workspace.
+ */
+export async function taskStartCommit(workspaceDir: string): Promise<string> {
+  let out: string;
+  try {
+    out = (await git(['log', '--max-parents=0', '--format=%H%x00%s', 'HEAD', '--'], { cwd: workspaceDir, subject: workspaceDir })).text;
+  } catch (e) {
+    throw new ExpBenchError('SESSION_INVALID', workspaceDir, `not a task workspace (no git history): ${(e as Error).message}`, { cause: e });
+  }
+  const roots = out.split('\n').filter(Boolean).map((l) => l.split('\0'));
+  if (roots.length !== 1 || roots[0][1] !== TASK_START) {
+    throw new ExpBenchError('SESSION_INVALID', workspaceDir,
+      `expected exactly one root commit "${TASK_START}", found ${roots.map((r) => `"${r[1]}"`).join(', ') || 'none'}`);
+  }
+  return roots[0][0];
+}
+
+/**
+ * Computes the workspace's patch without touching the user's index: the index is copied to a
+ * temporary file (`GIT_INDEX_FILE`), untracked files are intent-added there (`git add -N`), and
+ * `git diff --find-renames <task start>` compares the commit with the working tree.
+ *
+ * @throws ExpBenchError `SESSION_INVALID` (not a task workspace), `GIT_FAILED`, `CANCELLED`.
+ */
+export async function makePatch(workspaceDir: string, opts: { signal?: AbortSignal } = {}): Promise<WorkspacePatch> {
+  const base = await taskStartCommit(workspaceDir);
+  const index = path.join(os.tmpdir(), `expbench-patch-${process.pid}-${randomBytes(4).toString('hex')}.index`);
+  const gitDir = (await git(['rev-parse', '--absolute-git-dir'], { cwd: workspaceDir })).text.trim();
+  await fsp.copyFile(path.join(gitDir, 'index'), index).catch((e: any) => { if (e?.code !== 'ENOENT') throw e; });
+  const run = { cwd: workspaceDir, signal: opts.signal, env: { GIT_INDEX_FILE: index, GIT_LITERAL_PATHSPECS: '1' } };
+  try {
+    const [untracked, ignored] = await Promise.all([
+      git(['ls-files', '-z', '--others', '--exclude-standard'], run),
+      git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], run),
+    ]);
+    const newPaths = untracked.text.split('\0').filter(Boolean);
+    const nested = newPaths.filter((p) => p.endsWith('/'));
+    const files = newPaths.filter((p) => !p.endsWith('/'));
+    if (files.length) {
+      await git(['add', '--intent-to-add', '--pathspec-from-file=-', '--pathspec-file-nul'], { ...run, input: files.join('\0') });
+    }
+    const diff = await git(['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv',
+      '--find-renames', '--src-prefix=a/', '--dst-prefix=b/', base, '--'], run);
+    return {
+      base,
+      ...splitDiff(diff.text),
+      ignoredFiles: ignored.text.split('\0').filter((p) => p && !SESSION_PREFIXES.some((s) => p.startsWith(s))),
+      nestedRepositories: nested,
+    };
+  } finally {
+    await fsp.rm(index, { force: true });
+  }
+}
+
+/** Splits git's diff into per-file sections; keeps the text ones as the patch; file list and line counts from parse-diff. */
+export function splitDiff(text: string): { patch: string; files: PatchFile[]; binaryFiles: string[] } {
+  const sections = text ? text.split(/^(?=diff --git )/m).filter((s) => s.startsWith('diff --git ')) : [];
+  const parsed = parseDiff(text);
+  if (parsed.length !== sections.length) {
+    throw new ExpBenchError('GIT_FAILED', 'git diff', `cannot parse the diff: ${sections.length} file sections, parse-diff found ${parsed.length}`);
+  }
+  const files: PatchFile[] = [];
+  const keep: string[] = [];
+  for (let i = 0; i < sections.length; i++) {
+    const s = sections[i];
+    const p = parsed[i];
+    const binary = /^(Binary files .* differ|GIT binary patch)$/m.test(s.slice(0, headerEnd(s)));
+    const from = unquote(p.from ?? '');
+    const to = unquote(p.to ?? '');
+    const status: PatchFile['status'] = p.new ? 'added' : p.deleted ? 'deleted' : from !== to ? 'renamed' : 'modified';
+    files.push({
+      path: status === 'deleted' ? from : to,
+      status,
+      ...(status === 'renamed' ? { oldPath: from } : {}),
+      binary,
+      additions: binary ? 0 : p.additions,
+      deletions: binary ? 0 : p.deletions,
+    });
+    if (!binary) keep.push(s);
+  }
+  return { patch: keep.join(''), files, binaryFiles: files.filter((f) => f.binary).map((f) => f.path) };
+}
+
+/** Length of a section's header (up to its first hunk). */
+function headerEnd(section: string): number {
+  const i = section.search(/^@@ /m);
+  return i < 0 ? section.length : i;
+}
+
+/** Decodes git's C-style quoting left in parse-diff's names (`\303\251` → `é`, `\t`, `\"`, `\\`). */
+export function unquote(name: string): string {
+  if (!name.includes('\\')) return name;
+  const bytes: number[] = [];
+  const simple: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i];
+    if (c === '\\' && /^[0-7]{3}$/.test(name.slice(i + 1, i + 4))) {
+      bytes.push(parseInt(name.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else if (c === '\\' && name[i + 1] in simple) {
+      bytes.push(simple[name[i + 1]]);
+      i += 1;
+    } else {
+      bytes.push(...Buffer.from(c, 'utf8'));
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/**
+ * Writes the "task start" tree of a workspace (the masked repository as handed out) into
+ * `destDir` (created when absent; must be empty), with `git read-tree` into a temporary index
+ * and `git checkout-index --prefix` (nothing in the workspace changes).
+ *
+ * @throws ExpBenchError `BAD_INPUT` when `destDir` is not empty; `SESSION_INVALID`; `GIT_FAILED`.
+ */
+export async function checkoutTaskStart(workspaceDir: string, destDir: string): Promise<string> {
+  const base = await taskStartCommit(workspaceDir);
+  await fsp.mkdir(destDir, { recursive: true });
+  if ((await fsp.readdir(destDir)).length > 0) throw new ExpBenchError('BAD_INPUT', destDir, 'must be empty to receive a clean checkout');
+  const index = path.join(os.tmpdir(), `expbench-checkout-${process.pid}-${randomBytes(4).toString('hex')}.index`);
+  const run = { cwd: workspaceDir, env: { GIT_INDEX_FILE: index } };
+  try {
+    await git(['read-tree', base], run);
+    await git(['checkout-index', '--all', '--force', `--prefix=${path.resolve(destDir)}/`], run);
+  } finally {
+    await fsp.rm(index, { force: true });
+  }
+  return base;
+}
+
+/**
+ * Applies a workspace's patch to a checkout of its "task start" tree (see {@link checkoutTaskStart}):
+ * `git apply` for the text patch (all or nothing), then binary files copied byte for byte from the
+ * workspace (added, modified, renamed) or removed (deleted). Returns the patch applied.
+ *
+ * @throws ExpBenchError `GIT_FAILED` with git apply's message when the patch does not apply.
+ */
+export async function applyToCheckout(workspaceDir: string, destDir: string, patch?: WorkspacePatch): Promise<WorkspacePatch> {
+  const p = patch ?? (await makePatch(workspaceDir));
+  const dest = path.resolve(destDir);
+  if (p.patch) {
+    const file = path.join(os.tmpdir(), `expbench-apply-${process.pid}-${randomBytes(4).toString('hex')}.patch`);
+    await fsp.writeFile(file, p.patch);
+    try {
+      await git(['apply', '--whitespace=nowarn', file], { cwd: dest, subject: dest, env: { GIT_CEILING_DIRECTORIES: path.dirname(dest) } });
+    } finally {
+      await fsp.rm(file, { force: true });
+    }
+  }
+  for (const f of p.files.filter((x) => x.binary)) {
+    if (f.status === 'deleted' || f.status === 'renamed') await fsp.rm(inside(dest, f.oldPath ?? f.path), { force: true });
+    if (f.status === 'deleted') continue;
+    const target = inside(dest, f.path);
+    const src = inside(workspaceDir, f.path);
+    await fsp.mkdir(path.dirname(target), { recursive: true });
+    await fsp.copyFile(src, target);
+    await fsp.chmod(target, (await fsp.stat(src)).mode & 0o777);
+  }
+  return p;
+}
+
+function inside(root: string, rel: string): string {
+  const abs = path.resolve(root, rel);
+  if (!abs.startsWith(path.resolve(root) + path.sep)) throw new ExpBenchError('BAD_INPUT', rel, `path leaves ${root}`);
+  return abs;
+}

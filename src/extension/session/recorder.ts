@@ -1,0 +1,102 @@
+import { promises as fsp } from 'node:fs';
+import * as vscode from 'vscode';
+import { budgetShare, BudgetLevel, formatWorking, HEARTBEAT_MS } from '../../core/session/clock';
+import { log } from '../../core/log';
+import { CommandRecord, WorkspaceRecorder } from '../../core/session/recorder';
+import type { Session } from '../../core/session/session';
+
+const logger = log('session');
+
+export interface RecorderOptions {
+  /** Command run when the clock's status bar item is clicked (e.g. a pause/resume toggle). */
+  clockCommand?: string;
+  /** Heartbeat interval, ms (default HEARTBEAT_MS, see src/core/session/clock.ts). */
+  heartbeatMs?: number;
+}
+
+/** What {@link registerRecorder} returns: the terminal's entry point, and disposal. */
+export interface SessionRecorder extends vscode.Disposable {
+  /** Records a command run in the task's container terminal (`command.run`). */
+  recordCommand(c: CommandRecord): Promise<void>;
+  /** The core recorder (for tests: `settled()` waits until everything recorded is on disk). */
+  readonly workspace: WorkspaceRecorder;
+  /** The clock's status bar item. */
+  readonly statusBar: vscode.StatusBarItem;
+}
+
+/**
+ * Records the baseliner's work on an open session (see docs/events.md):
+ * - saves of files under the session's workspace → `file.edited` with a diff against the content
+ *   last recorded, or the `task start` commit the first time;
+ * - files created / deleted in the workspace (a FileSystemWatcher) → `file.created` / `file.deleted`;
+ * - commands the container terminal reports through `recordCommand` → `command.run`;
+ * - the clock in the status bar (`$(watch) 12:34`, `⏸` while paused; warning colour from 80% of the
+ *   budget, error colour from 100%), refreshed every second;
+ * - the clock's heartbeat and budget warnings (shown as notifications, recorded once each).
+ * Everything is registered on `context.subscriptions` and on the returned disposable; disposing
+ * stops recording but does not close the session (the owner calls `session.close()`).
+ */
+export function registerRecorder(context: vscode.ExtensionContext, session: Session, opts: RecorderOptions = {}): SessionRecorder {
+  const recorder = new WorkspaceRecorder(session);
+  const disposables: vscode.Disposable[] = [];
+  const report = (what: string) => (e: unknown) => logger.error(`recording ${what} failed: ${(e as Error)?.message ?? e}`);
+
+  disposables.push(vscode.workspace.onDidSaveTextDocument((doc) => {
+    if (doc.uri.scheme !== 'file') return;
+    recorder.recordSave(doc.uri.fsPath, doc.getText()).catch(report(`the save of ${doc.uri.fsPath}`));
+  }));
+
+  const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(session.layout.workspace), '**/*'));
+  disposables.push(watcher,
+    watcher.onDidCreate(async (uri) => {
+      try {
+        if ((await fsp.stat(uri.fsPath)).isDirectory()) return;
+      } catch { /* gone again: still record that it was created */ }
+      await recorder.recordCreated(uri.fsPath).catch(report(`the creation of ${uri.fsPath}`));
+    }),
+    watcher.onDidDelete((uri) => { recorder.recordDeleted(uri.fsPath).catch(report(`the deletion of ${uri.fsPath}`)); }),
+  );
+
+  const item = vscode.window.createStatusBarItem('expbench.session.clock', vscode.StatusBarAlignment.Left, 100);
+  item.name = 'EXP-Bench session clock';
+  if (opts.clockCommand) item.command = opts.clockCommand;
+  const refresh = () => renderClock(item, session);
+  refresh();
+  item.show();
+  const ticker = setInterval(refresh, 1000);
+  disposables.push(item, { dispose: () => clearInterval(ticker) }, session.store.onDidChange(refresh));
+
+  disposables.push(session.clock.startHeartbeat(opts.heartbeatMs ?? HEARTBEAT_MS, (levels: BudgetLevel[]) => {
+    const top = Math.max(...levels);
+    const msg = top >= 100 ? 'The time budget of this session is used up.' : 'You have used 80% of the time budget of this session.';
+    void vscode.window.showWarningMessage(msg);
+  }));
+
+  let disposed = false;
+  const result: SessionRecorder = {
+    recordCommand: (c) => recorder.recordCommand(c),
+    workspace: recorder,
+    statusBar: item,
+    dispose: () => {
+      if (disposed) return;
+      disposed = true;
+      for (const d of disposables.splice(0).reverse()) d.dispose();
+    },
+  };
+  context.subscriptions.push(result);
+  return result;
+}
+
+function renderClock(item: vscode.StatusBarItem, session: Session): void {
+  const working = session.clock.workingMs();
+  const status = session.clock.status;
+  const { clock } = session.store.state;
+  const suffix = status === 'running' ? '' : status === 'stopped' ? ' $(check)' : ' ⏸';
+  item.text = `$(watch) ${formatWorking(working)}${suffix}`;
+  const share = budgetShare(clock, working);
+  item.backgroundColor = share === undefined || share < 0.8 ? undefined
+    : new vscode.ThemeColor(share >= 1 ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+  const budget = clock.budgetMs ? ` of ${formatWorking(clock.budgetMs)} (${Math.round(100 * (share ?? 0))}%)` : '';
+  const what = { running: 'running', paused: 'paused', 'not-started': 'not started (paused)', stopped: 'stopped' }[status];
+  item.tooltip = `EXP-Bench working time ${formatWorking(working)}${budget}: clock ${what}. Pauses are not counted.`;
+}
