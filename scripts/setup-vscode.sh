@@ -59,7 +59,8 @@ step "npm rebuild argon2"
 npm rebuild --loglevel=error argon2
 
 step "check: code-server --version"
-node "$STAGE/node_modules/code-server/out/node/entry.js" --version
+XDG_CONFIG_HOME="$STAGE/.xdg-config" node "$STAGE/node_modules/code-server/out/node/entry.js" --version
+rm -rf "$STAGE/.xdg-config"
 
 cd "$ROOT"
 rm -rf "$DEST"

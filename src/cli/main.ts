@@ -4,6 +4,7 @@ import { toolVersion } from '../core/paths';
 import { reportError } from './output';
 import * as session from './commands/session';
 import * as tasks from './commands/tasks';
+import * as verify from './commands/verify';
 
 /**
  * `expbench`: the command-line face of the core. Each command lives in commands/<name>.ts and
@@ -24,7 +25,7 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [session, tasks];
+  return [session, tasks, verify];
 }
 
 if (require.main === module) {

@@ -6,6 +6,7 @@
 // Env: EXPBENCH_VSCODE_TIMEOUT_MS (whole run, default 600000 ms).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as util from 'node:util';
 import { launchChromium } from './browser';
 import { startCodeServer, type CodeServer } from './code-server';
 import { freshResultsDir, repoRoot, requireFile, sharedDatasetDir } from './paths';
@@ -15,6 +16,16 @@ import type { Browser } from 'playwright-core';
 const TIMEOUT_MS = Number(process.env.EXPBENCH_VSCODE_TIMEOUT_MS ?? 600_000);
 
 interface ExitLog { relativePath: string; contents: string }
+
+/**
+ * The workbench sends its own log and the extension host's console here. Info lines (mocha's spec
+ * output among them) are printed whole; warnings and errors only by their first line (the full
+ * text is in test-results/vscode/extension-host-console.log).
+ */
+function printWorkbenchLog(level: string, text: string): void {
+  if (level === 'info' || level === 'debug' || level === 'trace') process.stdout.write(`${text}\n`);
+  else process.stdout.write(`[workbench ${level}] ${text.split('\n', 1)[0].slice(0, 200)}\n`);
+}
 
 async function main(): Promise<number> {
   requireFile(path.join(repoRoot, 'dist', 'extension.js'), 'npm run build');
@@ -39,10 +50,10 @@ async function main(): Promise<number> {
 
     let finish!: (code: number) => void;
     const exit = new Promise<number>((resolve) => (finish = resolve));
-    await page.exposeFunction('codeAutomationLog', (type: string, args: unknown) => {
-      const text = Array.isArray(args) ? args.map(String).join(' ') : String(args);
-      hostLog.write(`[${type}] ${text}\n`);
-      process.stdout.write(`${text}\n`);
+    await page.exposeFunction('codeAutomationLog', (level: string, args: unknown) => {
+      const text = Array.isArray(args) ? util.format(...(args as unknown[])) : String(args);
+      hostLog.write(`[${level}] ${text}\n`);
+      printWorkbenchLog(level, text);
     });
     await page.exposeFunction('codeAutomationExit', (code: number, logs?: ExitLog[]) => {
       for (const l of logs ?? []) {
@@ -63,10 +74,11 @@ async function main(): Promise<number> {
     fs.writeFileSync(path.join(runDir, 'workbench-url.txt'), url + '\n');
     await page.goto(url, { waitUntil: 'domcontentloaded' });
 
-    const failure = (why: string) => new Promise<number>((resolve) => {
-      console.error(`[harness] FAILED: ${why}`);
-      resolve(1);
-    });
+    let settled = false;
+    const failure = (why: string): number => {
+      if (!settled) console.error(`[harness] FAILED: ${why}`);
+      return 1;
+    };
     const code = await Promise.race([
       exit,
       new Promise<number>((r) => setTimeout(r, TIMEOUT_MS, -1).unref()).then((c) =>
@@ -74,6 +86,7 @@ async function main(): Promise<number> {
       server.process.exited.then(() => failure(`code-server exited during the run (log ${server!.logFile})`)),
       new Promise<void>((r) => browser!.once('disconnected', () => r())).then(() => failure('the browser disconnected')),
     ]);
+    settled = true;
     const summary = readSummary('vscode');
     console.log(`[harness] codeAutomationExit(${code}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
     if (summary) console.log(`[harness] ${describeSummary(summary)}`);

@@ -6,6 +6,7 @@ import { PaperLineSchema, TaskFileSchema } from './schemas';
 import type { LoadResult, PaperInfo, Problem, Task } from './types';
 
 const logger = log('tasks');
+const ID_ORDER = new Intl.Collator('en', { numeric: true });
 
 /**
  * Loads every task file (`*.json`) and paper list (`*.jsonl`) under the given folders.
@@ -84,7 +85,7 @@ export async function loadDatasets(dirs: string[]): Promise<LoadResult> {
       problems.push(...task.problems);
     });
   });
-  tasks.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
+  tasks.sort((a, b) => ID_ORDER.compare(a.id, b.id));
   logger.info(`loaded ${tasks.length} tasks from ${taskFiles.length} files in ${dirs.length} folders, ${problems.length} problems`);
   return { tasks, papers: [...papers.values()], problems, unreadableFiles };
 }

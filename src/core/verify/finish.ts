@@ -63,7 +63,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   try {
     try {
       await container.wait();
-      await Promise.race([ctx.drained, new Promise((r) => setTimeout(r, 5000))]);
+      await withinMs(ctx.drained, 5000);
       const state = (await container.inspect()).State;
       exitCode = state.ExitCode;
       if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
@@ -112,6 +112,13 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   } finally {
     await removeWithRetry(ctx.docker, container.id);
   }
+}
+
+/** Waits for `p`, at most `ms` (the timer does not keep the process alive afterwards). */
+async function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise((r) => { timer = setTimeout(r, ms); })]);
+  clearTimeout(timer);
 }
 
 /** One line for people: `E_clean ✓ (exit 0, 12.3 s), claims 3/3 found`. */
