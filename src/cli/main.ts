@@ -2,6 +2,8 @@ import { Command } from 'commander';
 import { setLogSink } from '../core/log';
 import { toolVersion } from '../core/paths';
 import { reportError } from './output';
+import * as patch from './commands/patch';
+import * as prepare from './commands/prepare';
 import * as session from './commands/session';
 import * as tasks from './commands/tasks';
 import * as verify from './commands/verify';
@@ -25,7 +27,7 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [session, tasks, verify];
+  return [patch, prepare, session, tasks, verify];
 }
 
 if (require.main === module) {

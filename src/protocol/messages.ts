@@ -45,3 +45,51 @@ export const WebviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('sectionAction'), key: z.string(), action: z.string(), payload: z.unknown().optional() }),
 ]);
 export type WebviewMessage = z.infer<typeof WebviewMessageSchema>;
+
+/** A design variable as edited in the Design phase (mirrors src/core/session/state.ts). */
+const DesignVar = z.object({ name: z.string(), description: z.string(), values: z.array(z.string()).optional() });
+export const DesignDraftViewSchema = z.object({ constants: z.array(DesignVar), independent: z.array(DesignVar), dependent: z.array(DesignVar), freeText: z.string() });
+export type DesignDraftView = z.infer<typeof DesignDraftViewSchema>;
+
+/**
+ * Section `phases` (host → webview): the human-baseline session as the stepper shows it.
+ * Sent whole on every change (small), or as `{kind: 'log', runId, text}` chunks while a run streams.
+ */
+export const PhasesViewSchema = z.object({
+  kind: z.literal('state'),
+  phase: z.enum(['design', 'implementation', 'execution', 'conclusion']),
+  finished: z.enum(['submitted', 'gaveUp']).nullable(),
+  clock: z.object({ status: z.string(), workingMs: z.number(), budgetMs: z.number().nullable(), text: z.string() }),
+  design: DesignDraftViewSchema,
+  conclusion: z.string(),
+  notes: z.array(z.object({ at: z.string(), text: z.string() })),
+  runs: z.array(z.object({ id: z.string(), startedAt: z.string(), exitCode: z.number().nullable(), durationMs: z.number(), error: z.string().optional() })),
+  running: z.boolean(),
+  container: z.object({ state: z.enum(['unknown', 'starting', 'ready', 'unavailable']), message: z.string().optional() }),
+  patch: z.object({
+    files: z.array(z.object({ path: z.string(), status: z.string(), additions: z.number(), deletions: z.number(), binary: z.boolean() })),
+    additions: z.number(), deletions: z.number(), ignored: z.number(), error: z.string().optional(),
+  }).nullable(),
+  claims: z.array(z.object({ text: z.string(), found: z.boolean(), where: z.string().optional() })),
+  results: z.array(z.object({ label: z.string(), value: z.string(), ok: z.boolean().nullable(), detail: z.string().optional() })),
+});
+export type PhasesView = z.infer<typeof PhasesViewSchema>;
+
+export const PhasesLogSchema = z.object({ kind: z.literal('log'), runId: z.string(), text: z.string(), reset: z.boolean().optional() });
+export type PhasesLog = z.infer<typeof PhasesLogSchema>;
+
+/** Actions of section `phases` (webview → host, `sectionAction` with key `phases`). */
+export const PhasesActionSchema = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('setPhase'), payload: z.object({ phase: z.enum(['design', 'implementation', 'execution', 'conclusion']) }) }),
+  z.object({ action: z.literal('setDesign'), payload: DesignDraftViewSchema }),
+  z.object({ action: z.literal('setConclusion'), payload: z.object({ text: z.string() }) }),
+  z.object({ action: z.literal('addNote'), payload: z.object({ text: z.string() }) }),
+  z.object({ action: z.literal('clock'), payload: z.object({ op: z.enum(['start', 'pause', 'resume']), reason: z.string().optional() }) }),
+  z.object({ action: z.literal('runScript'), payload: z.unknown().optional() }),
+  z.object({ action: z.literal('openScript'), payload: z.unknown().optional() }),
+  z.object({ action: z.literal('openPatch'), payload: z.unknown().optional() }),
+  z.object({ action: z.literal('refreshPatch'), payload: z.unknown().optional() }),
+  z.object({ action: z.literal('submit'), payload: z.unknown().optional() }),
+  z.object({ action: z.literal('giveUp'), payload: z.unknown().optional() }),
+]);
+export type PhasesAction = z.infer<typeof PhasesActionSchema>;

@@ -72,8 +72,13 @@ describe('workspace: makePatch and the round trip through git apply', function (
     await fsp.rename(path.join(ws, 'docs/file with spaces.txt'), path.join(ws, 'docs/renamed file.txt'));
     await fsp.appendFile(path.join(ws, 'docs/renamed file.txt'), 'eight\n');
     await fsp.rename(path.join(ws, 'src/naïve model.py'), path.join(ws, 'src/naïve model 2.py'));
+    // a binary renamed with a change
+    const moved = binaryBytes(3);
+    moved[100] ^= 0xff;
+    await fsp.writeFile(path.join(ws, 'assets/moved.bin'), moved);
+    await fsp.rm(path.join(ws, 'assets/move.bin'));
     const indexBefore = await fsp.readFile(path.join(ws, '.git/index'));
-    const statusBefore = await sh(ws, 'status', '--porcelain');
+    const statusBefore = await sh(ws, '--no-optional-locks', 'status', '--porcelain');
 
     const p = await makePatch(ws);
     const byPath = new Map(p.files.map((f) => [f.path, f]));
@@ -94,11 +99,12 @@ describe('workspace: makePatch and the round trip through git apply', function (
     expect('assets/old.bin', 'deleted', true);
     expect('docs/renamed file.txt', 'renamed', false, 'docs/file with spaces.txt');
     expect('src/naïve model 2.py', 'renamed', false, 'src/naïve model.py');
-    assert.equal(p.files.length, 10, p.files.map((f) => f.path).join(', '));
+    expect('assets/moved.bin', 'renamed', true, 'assets/move.bin');
+    assert.equal(p.files.length, 11, p.files.map((f) => f.path).join(', '));
     assert.equal(byPath.get('src/model.py')!.additions, 2);
     assert.equal(byPath.get('src/model.py')!.deletions, 1);
     assert.equal(byPath.get('docs/renamed file.txt')!.additions, 1);
-    assert.deepEqual(p.binaryFiles.sort(), ['assets/logo.png', 'assets/new.bin', 'assets/old.bin']);
+    assert.deepEqual(p.binaryFiles.sort(), ['assets/logo.png', 'assets/moved.bin', 'assets/new.bin', 'assets/old.bin']);
     assert.deepEqual(p.ignoredFiles.sort(), ['build/', 'src/cache.pyc']);
     assert.deepEqual(p.nestedRepositories, ['nested/repo/']);
     assert.ok(!p.patch.includes('Binary files'), 'binary files are not in the patch');
@@ -106,7 +112,8 @@ describe('workspace: makePatch and the round trip through git apply', function (
     assert.ok(!p.patch.includes('.devcontainer'));
     assert.ok(p.patch.includes('new file mode 100755'), 'the script is added executable');
     assert.deepEqual(await fsp.readFile(path.join(ws, '.git/index')), indexBefore, 'the user index is byte-identical');
-    assert.equal(await sh(ws, 'status', '--porcelain'), statusBefore);
+    assert.equal(await sh(ws, '--no-optional-locks', 'status', '--porcelain'), statusBefore);
+    assert.match(statusBefore, /^\?\? reproduce_exp_bench\.sh$/m, 'untracked files stay untracked for the user');
   });
 
   it('applies cleanly (git apply --check) to a fresh masked checkout', async () => {
@@ -130,6 +137,7 @@ describe('workspace: makePatch and the round trip through git apply', function (
     assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort());
     for (const [k, v] of want) assert.equal(got.get(k), v, k);
     assert.ok(want.has('assets/new.bin') && !want.has('assets/old.bin') && want.has('src/naïve model 2.py'));
+    assert.ok(want.has('assets/moved.bin') && !want.has('assets/move.bin'));
   });
 
   it('rejects a folder that is not a task workspace', async () => {

@@ -8,6 +8,13 @@ import { SessionLayout } from '../../core/session/layout';
 import type { SessionState } from '../../core/session/state';
 import { readState } from '../../core/session/store';
 import { giveUp, submit, SubmitAnswers, SubmitOptions } from '../../core/session/submit';
+import { readTaskSnapshot } from '../../core/session/marker';
+import { judgeStep } from '../../core/judge/session';
+import { findTask, loadDatasets } from '../../core/tasks/loader';
+import { verifyStep } from '../../core/verify';
+import { readManifest } from '../../core/workspace/manifest';
+import { datasetDirs } from '../datasets';
+import { endpointFromEnv } from './judge';
 import { exists } from '../../core/util/fs';
 import { printJson } from '../output';
 
@@ -42,7 +49,7 @@ export function register(program: Command): void {
     .action(async (dir: string, opts: { answers: string; verify: boolean; judge: boolean; json?: boolean }) => {
       const layout = await sessionLayout(dir);
       const answers = await readAnswers(opts.answers);
-      const steps: SubmitOptions = await submitSteps({ verify: opts.verify, judge: opts.judge });
+      const steps = await submitSteps(layout, { verify: opts.verify, judge: opts.judge });
       const r = await submit(layout, answers as SubmitAnswers, { ...steps, answersSource: opts.answers });
       if (opts.json) printJson(r);
       else {
@@ -131,13 +138,25 @@ function eventDetail(e: SessionEvent): string {
 }
 
 /**
- * The patch, verify and judge functions the CLI passes to `submit`, from the rooms that own them
- * (src/core/workspace/patch.ts, src/core/verify, src/core/judge). A step asked for but not
- * available in this build is reported on stderr and skipped.
+ * The verify and judge steps the CLI passes to `submit` (src/core/verify `verifyStep`, clean mode
+ * with default limits; src/core/judge `judgeStep`, the LLM judge when the environment configures an
+ * endpoint, see `endpointFromEnv`, else the heuristic pre-judge). The judge needs the session's task:
+ * its snapshot `private/task.json`, else the manifest's task id looked up in the datasets
+ * ($EXPBENCH_DATASETS and the bundled sample). Resolved before submitting, so a missing task stops
+ * the submission instead of losing the judge step.
  */
-async function submitSteps(want: { verify: boolean; judge: boolean }): Promise<SubmitOptions> {
-  const steps: SubmitOptions = {};
-  if (want.verify) console.error('expbench: warning: the verifier is not available in this build: verification skipped');
-  if (want.judge) console.error('expbench: warning: the judge is not available in this build: judging skipped');
+async function submitSteps(layout: SessionLayout, want: { verify: boolean; judge: boolean }): Promise<Pick<SubmitOptions, 'verify' | 'judge'>> {
+  const steps: Pick<SubmitOptions, 'verify' | 'judge'> = {};
+  if (want.verify) steps.verify = verifyStep();
+  if (want.judge) {
+    let task = await readTaskSnapshot(layout.root);
+    if (!task) {
+      const { taskId } = await readManifest(layout.root);
+      const dirs = datasetDirs(undefined, {});
+      task = findTask(await loadDatasets(dirs), taskId);
+      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', taskId, `the session's task is not in ${dirs.join(', ')}: set EXPBENCH_DATASETS, or submit with --no-judge`);
+    }
+    steps.judge = judgeStep({ task, endpoint: endpointFromEnv() });
+  }
   return steps;
 }

@@ -72,7 +72,7 @@ export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions
   const stamp = record.createdAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   await writeJsonAtomic(path.join(layout.judge, 'runs', `${stamp}-${record.kind}.json`), record);
   await writeJsonAtomic(file, record);
-  const harnessFile = await writeHarnessJudge(layout, record);
+  const harnessFile = await writeHarnessJudge(layout, record, { answers: input.answers, patch: input.patch });
   logger.info(`${record.taskId}: ${record.kind} judgement written to ${file} (${record.ledger.totals.calls} calls, ${record.ledger.totals.cachedCalls} cached)`);
   return { record, file, harnessFile };
 }

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
+import { exec } from '../sandbox/exec';
 import { exists } from '../util/fs';
 import type { Session } from './session';
 import type { RunRecord } from './state';
@@ -56,6 +59,7 @@ export async function runScript(session: Session, opts: RunScriptOptions): Promi
       onOutput: (chunk, stream) => { out.write(chunk); opts.onOutput?.(chunk, stream); },
     });
     exitCode = r.exitCode;
+    if (opts.signal?.aborted) error = 'cancelled by the user';
   } catch (e: any) {
     error = opts.signal?.aborted ? 'cancelled by the user' : (e?.message ?? String(e));
   } finally {
@@ -74,4 +78,24 @@ export async function runScript(session: Session, opts: RunScriptOptions): Promi
     type: 'script.run', runId: id, exitCode, durationMs: record.durationMs, log: record.log, ...(error ? { error } : {}),
   });
   return record;
+}
+
+/**
+ * A {@link ScriptExec} over a running work container (src/core/sandbox `exec`, i.e. `docker exec`):
+ * output decoded as UTF-8 per stream (characters split across chunks kept whole); a run killed
+ * through `signal` reports `exitCode: null`.
+ */
+export function containerExec(container: Docker.Container): ScriptExec {
+  return async ({ command, cwd, onOutput, signal }) => {
+    const out = new StringDecoder('utf8');
+    const err = new StringDecoder('utf8');
+    const r = await exec(container, {
+      cmd: command, workdir: cwd, signal,
+      onStdout: (b) => { const t = out.write(b); if (t) onOutput(t, 'stdout'); },
+      onStderr: (b) => { const t = err.write(b); if (t) onOutput(t, 'stderr'); },
+    });
+    const restOut = out.end(); if (restOut) onOutput(restOut, 'stdout');
+    const restErr = err.end(); if (restErr) onOutput(restErr, 'stderr');
+    return { exitCode: r.aborted ? null : r.exitCode };
+  };
 }

@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { exists, writeAtomic, writeJsonAtomic } from '../util/fs';
+import { makePatch as workspacePatch } from '../workspace/patch';
 import { designLines, HarnessAnswers, HarnessAnswersSchema } from './answers';
 import { designFromHarnessLines, designToHarnessLines } from './design';
 import { SessionLayout } from './layout';
@@ -25,7 +26,10 @@ export type StepFn = (layout: SessionLayout, signal?: AbortSignal) => Promise<St
 export type SubmitAnswers = HarnessAnswers | { design: DesignDraft; conclusion: string };
 
 export interface SubmitOptions {
-  /** The patch of the workspace against its `task start` commit (src/core/workspace/patch.ts). Omitted → no patch.diff, and a warning. */
+  /**
+   * Makes the patch (unified diff) of the workspace against its `task start` commit. Default: the
+   * text part of src/core/workspace/patch.ts `makePatch` (binary files are listed there, not inlined).
+   */
   makePatch?: (workspace: string) => Promise<string>;
   /** Runs the verifier (E) after submission; omitted → skipped. */
   verify?: StepFn;
@@ -42,8 +46,8 @@ export interface SubmitResult {
   answers: HarnessAnswers;
   design: DesignDraft;
   workingMs: number;
-  /** Paths written, absolute; `patch`/`script` are null when not written. */
-  files: { answers: string; design: string; harnessAnswers: string; patch: string | null; script: string | null };
+  /** Paths written, absolute; `script` is null when the workspace has no reproduce_exp_bench.sh. */
+  files: { answers: string; design: string; harnessAnswers: string; patch: string; script: string | null };
   warnings: string[];
   verify?: StepOutcome;
   judge?: StepOutcome;
@@ -67,20 +71,18 @@ export async function submit(target: Session | SessionLayout, answers: SubmitAns
     const { harness, structured } = normalise(answers, opts.answersSource ?? 'answers');
     assertNotFinished(session, 'submit');
     const warnings: string[] = [];
-    const patch = opts.makePatch ? await opts.makePatch(layout.workspace) : undefined;
-    if (patch === undefined) warnings.push('no patch function given: private/harness/patch.diff was not written');
+    const patch = await (opts.makePatch ?? defaultPatch)(layout.workspace);
+    if (patch === '') warnings.push('the workspace has no changes since "task start": the patch is empty');
 
     await writeJsonAtomic(layout.answers, harness);
     const designFile = path.join(layout.private, 'design.json');
     await writeJsonAtomic(designFile, structured);
     const files: SubmitResult['files'] = {
-      answers: layout.answers, design: designFile, harnessAnswers: path.join(layout.harness, HARNESS_FILES.answers), patch: null, script: null,
+      answers: layout.answers, design: designFile, harnessAnswers: path.join(layout.harness, HARNESS_FILES.answers),
+      patch: path.join(layout.harness, HARNESS_FILES.patch), script: null,
     };
     await writeJsonAtomic(files.harnessAnswers, harness);
-    if (patch !== undefined) {
-      files.patch = path.join(layout.harness, HARNESS_FILES.patch);
-      await writeAtomic(files.patch, patch);
-    }
+    await writeAtomic(files.patch, patch);
     if (await exists(layout.script)) {
       files.script = path.join(layout.harness, HARNESS_FILES.script);
       await writeAtomic(files.script, await fsp.readFile(layout.script));
@@ -95,7 +97,7 @@ export async function submit(target: Session | SessionLayout, answers: SubmitAns
     const rel = (p: string | null) => (p === null ? null : path.relative(layout.root, p).split(path.sep).join('/'));
     await session.events.append({
       type: 'submitted', workingMs, answers: rel(files.answers)!, design: rel(files.design)!,
-      patch: rel(files.patch), patchBytes: patch === undefined ? 0 : Buffer.byteLength(patch), script: rel(files.script),
+      patch: rel(files.patch), patchBytes: Buffer.byteLength(patch), script: rel(files.script),
     });
 
     const result: SubmitResult = { answers: harness, design: structured, workingMs, files, warnings };
@@ -128,6 +130,11 @@ export async function giveUp(target: Session | SessionLayout, reason?: string): 
     await session.events.append({ type: 'gave_up', workingMs, ...(why ? { reason: why } : {}) });
     return outcome;
   });
+}
+
+async function defaultPatch(workspace: string): Promise<string> {
+  const p = await workspacePatch(workspace);
+  return p.patch;
 }
 
 function normalise(answers: SubmitAnswers, source: string): { harness: HarnessAnswers; structured: DesignDraft } {

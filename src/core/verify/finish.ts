@@ -77,6 +77,8 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     clearTimeout(timer);
     ctx.signal?.removeEventListener('abort', onAbort);
   }
+  // Everything needed from the container is out: remove it while the record is being written.
+  const removal = removeWithRetry(ctx.docker, container.id);
   try {
     const endedAt = new Date();
     const durationMs = Math.max(0, endedAt.getTime() - Date.parse(record.startedAt));
@@ -110,7 +112,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     if (killedBy === 'cancel') throw cancelled(`verification ${record.runId}`);
     return final;
   } finally {
-    await removeWithRetry(ctx.docker, container.id);
+    await removal;
   }
 }
 

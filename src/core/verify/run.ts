@@ -79,51 +79,56 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
   const limits: VerifyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const docker = opts.docker ?? connectDocker();
   await ensureEngine(docker);
-  await settlePrevious(layout, docker);
-  await removeOrphans(docker, (_session, info) => info.Labels?.[LABEL_ROLE] !== 'verify' || info.State === 'running');
-
   const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown }>(layout.manifest).catch(() => undefined)) ?? {};
   const taskId = typeof manifest.taskId === 'string' ? manifest.taskId : 'unknown';
   const image = opts.image ?? (typeof manifest.image === 'string' ? manifest.image : DEFAULT_IMAGE);
-  const imageInfo = await inspectImage(docker, image);
-  if (!imageInfo) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
-
   const runId = newRunId();
   const paths = new VerifyRunPaths(layout, runId);
-  await fsp.mkdir(paths.dir, { recursive: true });
   let tree: string | undefined;
   let containerId: string | undefined;
   try {
-    let workdirSource = layout.workspace;
-    if (mode === 'clean') {
-      status('building the clean tree (task start + the solver\'s patch)');
-      tree = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-verify-tree-'));
-      await buildVerifyTree(layout.workspace, tree, opts.signal);
-      workdirSource = tree;
-    }
+    // Two independent branches in parallel: the engine's side (settle, sweep orphans, create the
+    // container) and the clean tree.
+    const user = mode === 'clean' ? 'solver' : await ownerOf(layout.workspace);
+    const [engineSide, workdirSource] = await allOrThrow([
+      (async () => {
+        await settlePrevious(layout, docker);
+        await removeOrphans(docker, (_session, info) => info.Labels?.[LABEL_ROLE] !== 'verify' || info.State === 'running');
+        const imageInfo = await inspectImage(docker, image);
+        if (!imageInfo) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
+        status(`creating the verify container (${image})`);
+        const created = await createContainer(docker, {
+          image,
+          labels: { task: taskId, session: path.basename(layout.root), role: 'verify' },
+          binds: mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : [],
+          limits: {
+            network: limits.network, gpus: limits.gpus,
+            ...(limits.memoryBytes > 0 ? { memoryBytes: limits.memoryBytes } : {}),
+            ...(limits.cpus > 0 ? { cpus: limits.cpus } : {}),
+            ...(limits.pids > 0 ? { pids: limits.pids } : {}),
+          },
+          cmd: wrapperCommand(limits.timeoutMs / 1000 + 30),
+          user,
+          workdir: '/workspace',
+          env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
+          start: false,
+        });
+        containerId = created.id;
+        return { imageInfo, created };
+      })(),
+      (async () => {
+        await fsp.mkdir(paths.dir, { recursive: true });
+        if (mode !== 'clean') return layout.workspace;
+        status('building the clean tree (task start + the solver\'s patch)');
+        tree = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-verify-tree-'));
+        await buildVerifyTree(layout.workspace, tree, opts.signal);
+        return tree;
+      })(),
+    ] as const);
+    const { imageInfo, created } = engineSide;
     const script = await fsp.readFile(path.join(workdirSource, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined);
     const lint = lintScript(script);
     if (opts.signal?.aborted) throw cancelled(layout.root);
-
-    const user = mode === 'clean' ? 'solver' : await ownerOf(layout.workspace);
-    status(`creating the verify container (${image})`);
-    const created = await createContainer(docker, {
-      image,
-      labels: { task: taskId, session: path.basename(layout.root), role: 'verify' },
-      binds: mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : [],
-      limits: {
-        network: limits.network, gpus: limits.gpus,
-        ...(limits.memoryBytes > 0 ? { memoryBytes: limits.memoryBytes } : {}),
-        ...(limits.cpus > 0 ? { cpus: limits.cpus } : {}),
-        ...(limits.pids > 0 ? { pids: limits.pids } : {}),
-      },
-      cmd: wrapperCommand(limits.timeoutMs / 1000 + 30),
-      user,
-      workdir: '/workspace',
-      env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
-      start: false,
-    });
-    containerId = created.id;
     if (tree) {
       status('copying the clean tree into the container');
       await copyTreeIn(created.container, tree).catch((e) => { throw dockerError(e, created.id.slice(0, 12), 'copying the clean tree in', docker); });
@@ -165,6 +170,14 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     if (tree) await fsp.rm(tree, { recursive: true, force: true });
     if (containerId) await removeWithRetry(docker, containerId);
   }
+}
+
+/** Like Promise.all, but waits for every branch to settle before throwing the first failure. */
+async function allOrThrow<T extends readonly unknown[]>(ps: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(ps);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** `uid:gid` of the workspace folder (harness mode runs as its owner). */

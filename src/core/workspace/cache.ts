@@ -53,7 +53,7 @@ export async function ensurePristine(o: PristineOptions): Promise<Pristine> {
     await cloneInto(o, repo);
     created = true;
   }
-  const want = o.commit ?? (created ? 'HEAD' : await sourceHead(o, repo));
+  const want = o.commit ?? (created ? 'HEAD' : await sourceHead(o));
   let sha = await resolve(repo, want);
   if (!sha) {
     o.onProgress?.(`fetching ${o.commit ?? 'HEAD'} from ${o.source.location}`);
@@ -95,7 +95,7 @@ async function placeOrDrop(tmp: string, final: string): Promise<void> {
 }
 
 /** The source's current HEAD: read directly for local clones; `git ls-remote` for URLs (cache HEAD when offline). */
-async function sourceHead(o: PristineOptions, repo: string): Promise<string> {
+async function sourceHead(o: PristineOptions): Promise<string> {
   if (o.source.kind === 'clone') {
     try {
       return (await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: o.source.location, signal: o.signal })).text.trim();

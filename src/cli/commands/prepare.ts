@@ -1,0 +1,56 @@
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { ExpBenchError } from '../../core/errors';
+import { findTask, loadDatasets } from '../../core/tasks/loader';
+import { prepareSession } from '../../core/workspace/prepare';
+import { datasetDirs } from '../datasets';
+import { printJson } from '../output';
+
+const collect = (v: string, acc: string[]) => [...acc, v];
+
+/**
+ * `expbench prepare ID --source URL|PATH [--commit SHA] --out DIR [--json]`: prepares a pinned,
+ * masked task session (src/core/workspace/prepare.ts). Prints the manifest as JSON with `--json`,
+ * else a summary; progress goes to stderr. Ctrl-C cancels (git is killed, the folder removed).
+ */
+export function register(program: Command): void {
+  program.command('prepare').argument('<id>', 'task id <conference>/<paperId>/<index>')
+    .option('--source <url|path>', 'the paper repository: a git URL, a local clone or a folder (default: the task\'s code_url)')
+    .option('--commit <sha>', 'commit to pin (default: the source\'s HEAD, recorded)')
+    .requiredOption('--out <dir>', 'session folder to create (must not exist or be empty)')
+    .option('--dataset <dir>', 'dataset folder (repeatable; default: $EXPBENCH_DATASETS, plus the bundled sample)', collect, [])
+    .option('--no-sample', 'leave out the bundled sample task')
+    .option('--cache <dir>', 'pristine clone cache (default: ~/.cache/expbench/pristine)')
+    .option('--image <tag>', 'sandbox image recorded for the session (default: expbench/sandbox:1)')
+    .option('--json', 'print the manifest as JSON')
+    .description('prepare a masked, pinned task workspace (fresh repository, one commit "task start")')
+    .action(async (id: string, opts) => {
+      const dirs = datasetDirs(undefined, opts);
+      const task = findTask(await loadDatasets(dirs), id);
+      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const source: string | undefined = opts.source ?? task.paper?.localRepo ?? task.paper?.codeUrl;
+      if (!source) throw new ExpBenchError('BAD_INPUT', id, 'the paper list has no code_url for this task: pass --source URL|PATH');
+      const ac = new AbortController();
+      const onSigint = () => { process.stderr.write('expbench: cancelling…\n'); ac.abort(); };
+      process.once('SIGINT', onSigint);
+      const started = Date.now();
+      try {
+        const m = await prepareSession({
+          task, source, commit: opts.commit, outDir: path.resolve(opts.out), cacheDir: opts.cache, image: opts.image,
+          signal: ac.signal, onProgress: (p) => process.stderr.write(`${p.step}: ${p.message}\n`),
+        });
+        if (opts.json) printJson(m);
+        else {
+          console.log(`prepared ${m.taskId} in ${path.resolve(opts.out)} (${Date.now() - started} ms)`);
+          console.log(`source   ${m.source.kind} ${m.source.location}`);
+          console.log(`commit   ${m.commit}`);
+          for (const s of m.submodules) console.log(`submodule ${s.path} @ ${s.sha}`);
+          console.log(`masked   ${m.masked.length} file(s):`);
+          for (const x of m.masked) console.log(`  ${x.path}  (${x.reason})${x.sameContentAs ? `  same content as ${x.sameContentAs}` : ''}`);
+          console.log(`workspace ${path.resolve(opts.out, 'workspace')} (commit "task start" ${m.workspaceCommit.slice(0, 12)})`);
+        }
+      } finally {
+        process.removeListener('SIGINT', onSigint);
+      }
+    });
+}

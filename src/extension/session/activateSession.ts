@@ -1,0 +1,91 @@
+import * as vscode from 'vscode';
+import { log } from '../../core/log';
+import { DEFAULT_IMAGE } from '../../core/sandbox/images';
+import { readTaskSnapshot, sessionRootOf } from '../../core/session/marker';
+import { readManifest } from '../../core/workspace/manifest';
+import { makePatch } from '../../core/workspace/patch';
+import type { CommandSpec } from '../commands';
+import type { TaskStore } from '../taskStore';
+import { registerRecorder, type SessionRecorder } from './recorder';
+import { SessionController } from './sessionController';
+import type { SubmitHooks } from './submitFlow';
+
+const logger = log('session');
+
+/** The session of this window, once opened (undefined in a window that is not on a task session). */
+export interface ActiveSession {
+  controller: SessionController;
+  recorder: SessionRecorder;
+}
+
+/**
+ * When this window's first workspace folder is a prepared session's workspace (it holds the
+ * session marker), opens the session: restores its state, shows the brief with the stepper beside
+ * the editor, starts recording. A half-prepared session (manifest not complete) is refused with
+ * the manifest's own message and never opened as if complete.
+ */
+export async function openWindowSession(context: vscode.ExtensionContext, store: TaskStore, hooks: SubmitHooks): Promise<ActiveSession | undefined> {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  if (!folder) return undefined;
+  const found = await sessionRootOf(folder);
+  if (!found) return undefined;
+  try {
+    const manifest = await readManifest(found.root);
+    const task = (await store.find(manifest.taskId)) ?? (await readTaskSnapshot(found.root));
+    if (!task) throw new Error(`task ${manifest.taskId} is neither in the configured datasets nor in the session's private/task.json`);
+    const controller = await SessionController.open(found.root, task, context.extensionUri, manifest.image || DEFAULT_IMAGE, hooks);
+    const recorder = registerRecorder(context, controller.session, { clockCommand: 'expbench.toggleClock' });
+    context.subscriptions.push(controller, recorder);
+    logger.info(`session ${found.root} opened for ${task.id}`);
+    return { controller, recorder };
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    logger.error(`cannot open the session in ${found.root}: ${msg}`);
+    void vscode.window.showErrorMessage(`EXP-Bench: this window's task session cannot be opened: ${msg}`);
+    return undefined;
+  }
+}
+
+/** Commands that act on this window's session; each says so clearly when there is none. */
+export function sessionCommands(get: () => Promise<ActiveSession | undefined>): CommandSpec[] {
+  const withSession = (id: string, fn: (s: ActiveSession, ...args: any[]) => unknown): CommandSpec => ({
+    id,
+    async execute(...args: any[]) {
+      const s = await get();
+      if (!s) {
+        void vscode.window.showWarningMessage('EXP-Bench: this window is not on a task session. Use "EXP-Bench: Open Task" first.');
+        return undefined;
+      }
+      return fn(s, ...args);
+    },
+  });
+  return [
+    withSession('expbench.toggleClock', async ({ controller: c }) => {
+      const st = c.session.clock.status;
+      if (st === 'not-started') await c.session.clock.start();
+      else if (st === 'running') await c.session.clock.pause(await vscode.window.showInputBox({ prompt: 'Pause reason (optional)' }) || undefined);
+      else if (st === 'paused') await c.session.clock.resume();
+      c.push();
+    }),
+    withSession('expbench.addNote', async ({ controller: c }, text?: string) => {
+      const t = text ?? (await vscode.window.showInputBox({ prompt: 'Note (timestamped, kept in the session)' }));
+      if (t?.trim()) await c.session.addNote(t);
+      c.push();
+    }),
+    withSession('expbench.runScript', ({ controller: c }) => c.runScript()),
+    withSession('expbench.showPatch', async ({ controller: c }) => {
+      const p = await makePatch(c.layout.workspace);
+      const extra = [
+        ...(p.binaryFiles.length ? [`# binary files (not inlined): ${p.binaryFiles.join(', ')}`] : []),
+        ...(p.ignoredFiles.length ? [`# ignored build outputs (not in the patch): ${p.ignoredFiles.join(', ')}`] : []),
+      ];
+      const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: [...extra, p.patch || '# no changes since "task start"'].join('\n') });
+      await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.One });
+    }),
+    withSession('expbench.showSessionBrief', ({ controller: c }) => c.showBrief()),
+    withSession('expbench.removeContainer', async ({ controller: c }) => {
+      await c.container.remove();
+      void vscode.window.showInformationMessage('EXP-Bench: the task container was removed; the workspace is kept.');
+    }),
+  ];
+}

@@ -1,0 +1,219 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { log } from '../../core/log';
+import { claimsStatus } from '../../core/session/claims';
+import { formatWorking } from '../../core/session/clock';
+import { SessionLayout } from '../../core/session/layout';
+import { runScript } from '../../core/session/runs';
+import { Session } from '../../core/session/session';
+import type { SessionState } from '../../core/session/state';
+import type { Task } from '../../core/tasks/types';
+import { makePatch, type WorkspacePatch } from '../../core/workspace/patch';
+import { PhasesActionSchema, type PhasesView } from '../../protocol/messages';
+import { BriefPanel } from '../brief/briefPanel';
+import { type SubmitHooks, submitFromEditor, giveUpFromEditor } from './submitFlow';
+import { WorkContainerManager } from './workContainer';
+import { exec } from '../../core/sandbox/exec';
+
+const logger = log('session');
+
+/**
+ * Drives one opened task session in this window: the phase stepper in the brief webview
+ * (section `phases`), the clock, notes, script runs in the work container, the live patch
+ * summary and the claims check, submit and give up. Owns the core {@link Session} (state on disk
+ * within a second of every change) and closes it on dispose (window reload or close).
+ */
+export class SessionController implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+  private patch: PhasesView['patch'] = null;
+  private claims: PhasesView['claims'] = [];
+  private running: AbortController | undefined;
+  private results: PhasesView['results'] = [];
+  private pushTimer: NodeJS.Timeout | undefined;
+
+  private constructor(readonly session: Session, readonly task: Task, readonly container: WorkContainerManager,
+    private readonly extensionUri: vscode.Uri, private readonly hooks: SubmitHooks) {
+    this.disposables.push(
+      BriefPanel.registerSectionHandler('phases', (action, payload) => this.handle(action, payload)),
+      BriefPanel.registerSectionProvider((panel) => { if (panel.task.id === task.id) this.push(); }),
+      { dispose: session.store.onDidChange(() => this.schedulePush()).dispose },
+      container.onDidChange(() => this.push()),
+      vscode.workspace.onDidSaveTextDocument(() => void this.refreshPatch()),
+    );
+    const tick = setInterval(() => { if (session.clock.status === 'running') this.push(); }, 1000);
+    this.disposables.push({ dispose: () => clearInterval(tick) });
+  }
+
+  /** Opens the session at `root` (restoring its state exactly) and shows its brief with the stepper. */
+  static async open(root: string, task: Task, extensionUri: vscode.Uri, image: string, hooks: SubmitHooks): Promise<SessionController> {
+    const layout = new SessionLayout(root);
+    const session = await Session.open(layout, { client: 'vscode', taskId: task.id });
+    const container = new WorkContainerManager(layout, task.id, image);
+    const c = new SessionController(session, task, container, extensionUri, hooks);
+    await c.refreshPatch(false);
+    await c.refreshClaims(false);
+    c.results = await hooks.loadResults(layout);
+    c.showBrief();
+    return c;
+  }
+
+  /** Shows the brief with the stepper beside the editor. */
+  showBrief(): void {
+    BriefPanel.show(this.task, this.extensionUri, { column: vscode.ViewColumn.Beside, sessionDir: this.layout.root });
+    this.push();
+  }
+
+  get layout(): SessionLayout {
+    return this.session.layout;
+  }
+
+  private schedulePush(): void {
+    if (this.pushTimer) return;
+    this.pushTimer = setTimeout(() => { this.pushTimer = undefined; this.push(); }, 50);
+  }
+
+  /** Sends the current view to the task's brief panel (if open). */
+  push(): void {
+    BriefPanel.get(this.task.id)?.postSection('phases', this.view());
+  }
+
+  view(): PhasesView {
+    const s: SessionState = this.session.state;
+    const working = this.session.clock.workingMs();
+    return {
+      kind: 'state',
+      phase: s.phase,
+      finished: s.submitted ? 'submitted' : s.gaveUp ? 'gaveUp' : null,
+      clock: {
+        status: this.session.clock.status, workingMs: working, budgetMs: s.clock.budgetMs,
+        text: `${formatWorking(working)}${s.clock.budgetMs ? ` / ${formatWorking(s.clock.budgetMs)}` : ''}${this.session.clock.status === 'running' ? '' : ' (paused)'}`,
+      },
+      design: s.design,
+      conclusion: s.conclusion,
+      notes: s.notes,
+      runs: s.runs.map(({ id, startedAt, exitCode, durationMs, error }) => ({ id, startedAt, exitCode, durationMs, ...(error ? { error } : {}) })),
+      running: this.running !== undefined,
+      container: this.container.state,
+      patch: this.patch,
+      claims: this.claims,
+      results: this.results,
+    };
+  }
+
+  private async handle(action: string, payload: unknown): Promise<void> {
+    const a = PhasesActionSchema.parse({ action, payload });
+    switch (a.action) {
+      case 'setPhase': await this.session.setPhase(a.payload.phase); break;
+      case 'setDesign': this.session.setDesign(a.payload); break;
+      case 'setConclusion':
+        this.session.setConclusion(a.payload.text);
+        await this.refreshClaims();
+        break;
+      case 'addNote': await this.session.addNote(a.payload.text); break;
+      case 'clock':
+        if (a.payload.op === 'start') await this.session.clock.start();
+        else if (a.payload.op === 'pause') await this.session.clock.pause(a.payload.reason);
+        else await this.session.clock.resume();
+        break;
+      case 'runScript': await this.runScript(); break;
+      case 'openScript': await this.openScript(); break;
+      case 'openPatch': await vscode.commands.executeCommand('expbench.showPatch'); break;
+      case 'refreshPatch': await this.refreshPatch(); break;
+      case 'submit': await submitFromEditor(this, this.hooks); break;
+      case 'giveUp': await giveUpFromEditor(this); break;
+    }
+    this.push();
+  }
+
+  /** Sets the results rows shown under Submit (verifier and judge summaries). */
+  setResults(rows: PhasesView['results']): void {
+    this.results = rows;
+    this.push();
+  }
+
+  async refreshPatch(push = true): Promise<WorkspacePatch | undefined> {
+    try {
+      const p = await makePatch(this.layout.workspace);
+      this.patch = {
+        files: p.files.map((f) => ({ path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary })),
+        additions: p.files.reduce((n, f) => n + f.additions, 0),
+        deletions: p.files.reduce((n, f) => n + f.deletions, 0),
+        ignored: p.ignoredFiles.length,
+      };
+      if (push) this.push();
+      return p;
+    } catch (e) {
+      this.patch = { files: [], additions: 0, deletions: 0, ignored: 0, error: e instanceof Error ? e.message : String(e) };
+      if (push) this.push();
+      return undefined;
+    }
+  }
+
+  private async refreshClaims(push = true): Promise<void> {
+    try {
+      const r = await claimsStatus(this.layout, this.session.state.conclusion);
+      this.claims = r.claims.map((c) => ({ text: c.text, found: c.found, where: c.where?.[0] ? path.basename(String(c.where[0].source)) : undefined }));
+    } catch (e) {
+      logger.warn(`claims check failed: ${(e as Error).message}`);
+    }
+    if (push) this.push();
+  }
+
+  private async openScript(): Promise<void> {
+    const uri = vscode.Uri.file(this.layout.script);
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      await vscode.workspace.fs.writeFile(uri, Buffer.from('#!/usr/bin/env bash\n# Reproduces the whole experiment (EXP-Bench: reproduce_exp_bench.sh).\nset -euo pipefail\ncd "$(dirname "$0")"\n\n'));
+    }
+    await vscode.window.showTextDocument(uri, { viewColumn: vscode.ViewColumn.One });
+  }
+
+  /** Runs reproduce_exp_bench.sh in the work container, streaming the log into the Execution phase. */
+  async runScript(): Promise<void> {
+    if (this.running) return;
+    await vscode.workspace.saveAll(false);
+    const ac = (this.running = new AbortController());
+    this.push();
+    const panel = () => BriefPanel.get(this.task.id);
+    try {
+      const container = await this.container.container();
+      let runId = '';
+      const rec = await runScript(this.session, {
+        signal: ac.signal,
+        exec: async (req) => {
+          const r = await exec(container, {
+            cmd: req.command, workdir: req.cwd, signal: req.signal,
+            onStdout: (b) => req.onOutput(b.toString('utf8'), 'stdout'),
+            onStderr: (b) => req.onOutput(b.toString('utf8'), 'stderr'),
+          });
+          return { exitCode: r.aborted ? null : r.exitCode };
+        },
+        onOutput: (chunk) => panel()?.postSection('phases', { kind: 'log', runId: runId || 'current', text: chunk }),
+      });
+      runId = rec.id;
+      void vscode.window.setStatusBarMessage(`EXP-Bench: reproduce_exp_bench.sh ${rec.exitCode === 0 ? 'succeeded' : `failed (${rec.exitCode ?? rec.error})`}`, 5000);
+    } catch (e) {
+      const msg = e instanceof Error ? e.message : String(e);
+      void vscode.window.showErrorMessage(`EXP-Bench: cannot run the script: ${msg}`);
+      panel()?.postSection('phases', { kind: 'log', runId: 'error', text: `${msg}\n`, reset: true });
+    } finally {
+      this.running = undefined;
+      await this.refreshClaims(false);
+      this.push();
+    }
+  }
+
+  /** Cancels a running script, if any. */
+  cancelRun(): void {
+    this.running?.abort();
+  }
+
+  dispose(): void {
+    this.running?.abort();
+    if (this.pushTimer) clearTimeout(this.pushTimer);
+    for (const d of this.disposables.splice(0)) d.dispose();
+    this.container.dispose();
+    void this.session.close().catch((e) => logger.error(`closing the session failed: ${(e as Error).message}`));
+  }
+}

@@ -1,0 +1,72 @@
+import * as vscode from 'vscode';
+import { log } from '../../core/log';
+import type { SessionLayout } from '../../core/session/layout';
+import { giveUp, submit, type StepFn } from '../../core/session/submit';
+import { makePatch } from '../../core/workspace/patch';
+import type { PhasesView } from '../../protocol/messages';
+import type { SessionController } from './sessionController';
+
+const logger = log('submit');
+
+/** What the session needs from the verifier and judge features (wired in the composition root). */
+export interface SubmitHooks {
+  /** The verifier as a submit step, or undefined when verification is switched off. */
+  verify(): StepFn | undefined;
+  /** The judge as a submit step (LLM when an endpoint is configured, else heuristic). */
+  judge(controller: SessionController): Promise<StepFn | undefined>;
+  /** Rows for the results table (verifier and judge summaries) from the session's private part. */
+  loadResults(layout: SessionLayout): Promise<PhasesView['results']>;
+  /** Called after a submission's steps finished (refresh annotations, gap report). */
+  afterSubmit(controller: SessionController): Promise<void>;
+}
+
+/**
+ * Submit from the stepper: asks for confirmation (modal), freezes the answers, writes the harness
+ * files, then runs the verifier and the judge with cancellable progress, and shows the results.
+ */
+export async function submitFromEditor(c: SessionController, hooks: SubmitHooks): Promise<void> {
+  const s = c.session.state;
+  const missing = [
+    ...(s.design.constants.length + s.design.independent.length + s.design.dependent.length === 0 && !s.design.freeText.trim() ? ['a design'] : []),
+    ...(!s.conclusion.trim() ? ['a conclusion'] : []),
+  ];
+  const warn = missing.length ? ` Your answers have no ${missing.join(' and no ')}.` : '';
+  const ok = await vscode.window.showWarningMessage(`Submit ${c.task.id}? The design, the conclusion and the patch are frozen, then the verifier and the judge run.${warn}`,
+    { modal: true }, 'Submit');
+  if (ok !== 'Submit') return;
+  await vscode.workspace.saveAll(false);
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `EXP-Bench: submitting ${c.task.id}`, cancellable: true },
+    async (progress, token) => {
+      const ac = new AbortController();
+      const sub = token.onCancellationRequested(() => ac.abort());
+      try {
+        progress.report({ message: 'freezing the answers and writing the harness files' });
+        const verify = hooks.verify();
+        const judge = await hooks.judge(c);
+        const wrap = (name: string, step: StepFn | undefined): StepFn | undefined => step && (async (layout, signal) => {
+          progress.report({ message: `running the ${name}` });
+          return step(layout, signal);
+        });
+        const r = await submit(c.session, { design: s.design, conclusion: s.conclusion }, {
+          makePatch: async (ws) => (await makePatch(ws)).patch, verify: wrap('verifier', verify), judge: wrap('judge', judge), signal: ac.signal,
+        });
+        for (const w of r.warnings) logger.warn(w);
+        const problems = [r.verify?.error && `verifier: ${r.verify.error}`, r.judge?.error && `judge: ${r.judge.error}`].filter(Boolean);
+        if (problems.length) void vscode.window.showWarningMessage(`EXP-Bench: submitted; ${problems.join('; ')}`);
+        else void vscode.window.showInformationMessage(`EXP-Bench: submitted ${c.task.id}. ${[r.verify?.summary, r.judge?.summary].filter(Boolean).join(' · ')}`);
+      } finally {
+        sub.dispose();
+      }
+    });
+  c.setResults(await hooks.loadResults(c.layout));
+  await hooks.afterSubmit(c);
+}
+
+/** Give up: asks for an optional reason and a confirmation, then records the give-up with the time. */
+export async function giveUpFromEditor(c: SessionController): Promise<void> {
+  const reason = await vscode.window.showInputBox({ prompt: `Give up ${c.task.id}? Optional: why`, placeHolder: 'reason (optional)', ignoreFocusOut: true });
+  if (reason === undefined) return;
+  const ok = await vscode.window.showWarningMessage(`Give up ${c.task.id}? This is recorded with the time and cannot be undone.`, { modal: true }, 'Give up');
+  if (ok !== 'Give up') return;
+  await giveUp(c.session, reason || undefined);
+}

@@ -1,0 +1,153 @@
+// Page objects for the real VS Code workbench (code-server) in Playwright: the command palette,
+// view containers, tree views, webviews (nested iframes), text waits and screenshots.
+// Selectors are VS Code 1.100's DOM (class names of the workbench parts and monaco lists).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Frame, Locator, Page } from 'playwright-core';
+
+/** A label to match: a string matches the whole visible label, a RegExp any part of it. */
+export type LabelMatch = string | RegExp;
+
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const asRegExp = (m: LabelMatch): RegExp => (typeof m === 'string' ? new RegExp(`^\\s*${escapeRe(m)}\\s*$`) : m);
+
+export class Workbench {
+  /**
+   * @param page a page showing the workbench
+   * @param screenshotsDir folder for `screenshot(name)` (created on demand)
+   * @param timeoutMs default wait for each UI step (ms)
+   */
+  constructor(readonly page: Page, readonly screenshotsDir: string, readonly timeoutMs = 30_000) {}
+
+  /** Waits until the workbench has rendered its activity bar and status bar. */
+  async ready(): Promise<void> {
+    await this.page.locator('.monaco-workbench .part.activitybar').waitFor({ state: 'visible', timeout: 90_000 });
+    await this.page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: this.timeoutMs });
+  }
+
+  /** Runs a command the way a user does: F1, type its title, pick the row that shows it. */
+  async runCommand(title: string): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    await this.page.locator('.monaco-workbench').click({ position: { x: 5, y: 5 }, trial: true }).catch(() => undefined);
+    await this.page.keyboard.press('F1');
+    await widget.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    const input = widget.locator('input');
+    await input.fill(`>${title}`);
+    const row = widget.locator('.monaco-list-row').filter({ has: this.page.locator('.label-name', { hasText: asRegExp(title) }) }).first();
+    await row.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await row.click();
+    await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
+  }
+
+  /** Opens a view container from the activity bar by its title (e.g. "EXP-Bench"). */
+  async openViewContainer(title: string): Promise<void> {
+    const tab = this.page.locator('.part.activitybar').getByRole('tab', { name: new RegExp(`^${escapeRe(title)}\\b`) }).first();
+    await tab.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    if ((await tab.getAttribute('aria-selected')) !== 'true') await tab.click();
+    await this.page.locator('.part.sidebar').waitFor({ state: 'visible', timeout: this.timeoutMs });
+  }
+
+  /** The tree rows in the side bar whose visible label matches. */
+  treeItems(label: LabelMatch): Locator {
+    return this.page.locator('.part.sidebar .monaco-list-row[role="treeitem"]').filter({
+      has: this.page.locator('.monaco-icon-label .label-name', { hasText: asRegExp(label) }),
+    });
+  }
+
+  /**
+   * The first side-bar tree row whose label matches, scrolling the (virtualised) tree that holds
+   * it until it is rendered. Throws naming the label after `timeoutMs`.
+   */
+  async treeItem(label: LabelMatch): Promise<Locator> {
+    const row = this.treeItems(label).first();
+    const deadline = Date.now() + this.timeoutMs;
+    let direction = -1; // first scroll to the top, then down
+    while (Date.now() < deadline) {
+      if (await row.isVisible()) {
+        await row.scrollIntoViewIfNeeded();
+        return row;
+      }
+      const tree = this.page.locator('.part.sidebar .monaco-list[role="tree"]').last();
+      if (await tree.isVisible()) {
+        await tree.hover();
+        const before = await tree.locator('.monaco-scrollable-element').first().evaluate((e) => e.querySelector('.monaco-list-rows')?.getAttribute('style') ?? '').catch(() => '');
+        await this.page.mouse.wheel(0, direction * 400);
+        await this.page.waitForTimeout(150);
+        const after = await tree.locator('.monaco-scrollable-element').first().evaluate((e) => e.querySelector('.monaco-list-rows')?.getAttribute('style') ?? '').catch(() => '');
+        if (before === after) direction = 1; // reached an end: go the other way
+      } else {
+        await this.page.waitForTimeout(200);
+      }
+    }
+    throw new Error(`no tree item labelled ${String(label)} in the side bar within ${this.timeoutMs} ms`);
+  }
+
+  /** Expands the tree row with this label (no-op when already expanded); returns the row. */
+  async expandTreeItem(label: LabelMatch): Promise<Locator> {
+    const row = await this.treeItem(label);
+    if ((await row.getAttribute('aria-expanded')) !== 'true') {
+      await row.click();
+      await this.page.waitForFunction(
+        (el) => el?.getAttribute('aria-expanded') === 'true',
+        await row.elementHandle(),
+        { timeout: this.timeoutMs },
+      );
+    }
+    return row;
+  }
+
+  /** Expands each label in turn (conference → paper → …) and returns the last row (not expanded). */
+  async revealTreePath(labels: LabelMatch[]): Promise<Locator> {
+    for (const l of labels.slice(0, -1)) await this.expandTreeItem(l);
+    return this.treeItem(labels[labels.length - 1]);
+  }
+
+  /** Right-clicks `target` and picks the context-menu entry with this title. */
+  async contextMenu(target: Locator, entry: LabelMatch): Promise<void> {
+    await target.click({ button: 'right' });
+    const item = this.page.locator('.monaco-menu .action-item').filter({ has: this.page.locator('.action-label', { hasText: asRegExp(entry) }) }).first();
+    await item.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await item.click();
+  }
+
+  /**
+   * The content frame of the webview whose panel title is `title`. VS Code nests two iframes:
+   * the host frame (`iframe.webview`) and the content frame (`#active-frame`, title = panel title).
+   */
+  async webviewFrame(title: LabelMatch): Promise<Frame> {
+    const want = asRegExp(title);
+    const deadline = Date.now() + this.timeoutMs;
+    while (Date.now() < deadline) {
+      for (const frame of this.page.frames()) {
+        if (frame.name() !== 'active-frame' && !frame.url().includes('fake.html')) continue;
+        const el = await frame.frameElement().catch(() => undefined);
+        const t = await el?.getAttribute('title').catch(() => null);
+        if (t != null && want.test(t) && (await el!.isVisible().catch(() => false))) return frame;
+      }
+      await this.page.waitForTimeout(200);
+    }
+    const titles = await Promise.all(this.page.frames().map(async (f) => (await f.frameElement().catch(() => undefined))?.getAttribute('title')));
+    throw new Error(`no visible webview titled ${String(title)} within ${this.timeoutMs} ms (frames: ${titles.filter(Boolean).join(', ') || 'none'})`);
+  }
+
+  /** Waits until `text` is visible in `scope` (page by default); returns its locator. */
+  async waitForText(text: LabelMatch, scope: Page | Frame | Locator = this.page): Promise<Locator> {
+    const loc = scope.getByText(text).first();
+    await loc.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    return loc;
+  }
+
+  /** The title of the active editor tab ('' when none). */
+  async activeEditorTitle(): Promise<string> {
+    const tab = this.page.locator('.part.editor .tab.active .label-name').first();
+    return (await tab.isVisible()) ? (await tab.innerText()).trim() : '';
+  }
+
+  /** Saves a full-page PNG as `<screenshotsDir>/<name>.png` and returns its path. */
+  async screenshot(name: string): Promise<string> {
+    fs.mkdirSync(this.screenshotsDir, { recursive: true });
+    const file = path.join(this.screenshotsDir, `${name.replace(/[^\w.-]+/g, '_')}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+}
