@@ -1,8 +1,16 @@
 import * as vscode from 'vscode';
+import { judgeSession } from '../core/judge/session';
 import { log } from '../core/log';
+import { verifyStep } from '../core/verify';
+import { makePatch } from '../core/workspace/patch';
 import { BRIEF_VIEW_TYPE, BriefSerializer } from './brief/briefPanel';
 import { registerCommands } from './commands';
+import { judgeEndpoint, secretCommands } from './judgeConfig';
 import { createLogChannel } from './logger';
+import { openTaskCommand } from './openTask';
+import { openWindowSession, sessionCommands, type ActiveSession } from './session/activateSession';
+import { resultRows } from './session/results';
+import type { SubmitHooks } from './session/submitFlow';
 import { taskCommands } from './taskCommands';
 import { TaskStore } from './taskStore';
 import { TaskTreeProvider } from './taskTree';
@@ -11,23 +19,49 @@ const logger = log('activate');
 
 /**
  * The composition root: builds each feature with plain constructors and puts every disposable on
- * `context.subscriptions`. Activation does no I/O beyond registering (datasets load lazily when
- * the tree or a command first needs them). Returns the API used by the extension's own tests.
+ * `context.subscriptions`. Activation does no I/O beyond registering: datasets load lazily when the
+ * tree or a command first needs them, and a window's task session opens after activation returns.
+ * Returns the API used by the extension's own tests.
  */
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const started = performance.now();
   const channel = createLogChannel();
   const store = new TaskStore();
   const tree = new TaskTreeProvider(store);
+  const hooks: SubmitHooks = {
+    verify: () => (vscode.workspace.getConfiguration('expbench.verify').get<boolean>('onSubmit', true) ? verifyStep({
+      limits: { timeoutMs: vscode.workspace.getConfiguration('expbench.verify').get<number>('timeoutSeconds', 3600) * 1000 },
+    }) : undefined),
+    judge: async (c) => {
+      if (!vscode.workspace.getConfiguration('expbench.judge').get<boolean>('onSubmit', true)) return undefined;
+      const endpoint = await judgeEndpoint(context.secrets);
+      return async (layout, signal) => {
+        const r = await judgeSession(layout.root, { task: c.task, endpoint, signal, makePatch: async (ws) => (await makePatch(ws)).patch });
+        return { ok: r.record.harnessErrors.length === 0, summary: `judge (${r.record.kind}) done`, record: 'private/judge/latest.json' };
+      };
+    },
+    loadResults: resultRows,
+    afterSubmit: async () => {
+      const cmds = await vscode.commands.getCommands(true);
+      if (cmds.includes('expbench.refreshGaps')) await vscode.commands.executeCommand('expbench.refreshGaps');
+    },
+  };
+  const session: Promise<ActiveSession | undefined> = openWindowSession(context, store, hooks)
+    .catch((e) => { logger.error(e as Error); return undefined; });
   context.subscriptions.push(
     channel, store, tree,
     vscode.window.createTreeView('expbench.tasks', { treeDataProvider: tree, showCollapseAll: true }),
     vscode.window.registerWebviewPanelSerializer(BRIEF_VIEW_TYPE, new BriefSerializer((id) => store.find(id), context.extensionUri)),
-    ...registerCommands(taskCommands(store, context.extensionUri)),
+    ...registerCommands([
+      ...taskCommands(store, context.extensionUri),
+      openTaskCommand(store),
+      ...sessionCommands(() => session),
+      ...secretCommands(context.secrets),
+    ]),
   );
   const activationMs = performance.now() - started;
   logger.info(`activated in ${activationMs.toFixed(1)} ms`);
-  return { store, activationMs };
+  return { store, activationMs, session };
 }
 
 export function deactivate(): void {
@@ -39,4 +73,6 @@ export interface ExtensionApi {
   store: TaskStore;
   /** Time spent in activate(), ms. */
   activationMs: number;
+  /** This window's task session, once opened (undefined when the window is not on one). */
+  session: Promise<ActiveSession | undefined>;
 }

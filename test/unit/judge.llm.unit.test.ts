@@ -117,7 +117,7 @@ describe('judge: LLM judge through a local OpenAI-compatible server', function (
     assert.deepEqual(v.map((x) => x.judgeVerdict), ['met', 'met', 'met']);
     assert.deepEqual(v.map((x) => x.verdict), ['unverifiable', 'unverifiable', 'unverifiable']);
     assert.match(v[0].citationProblems[0], /hunk src\/train\.py:500-510 is not in the patch/);
-    assert.match(v[1].citationProblems[0], /ground truth src\/train\.py:20-90 is outside the file \(24 lines\)/);
+    assert.match(v[1].citationProblems[0], /ground truth src\/train\.py:20-90 is outside the file \(23 lines\)/);
     assert.match(v[2].citationProblems.join('\n'), /src\/nothere\.py:1-2 is not in the patch/);
     assert.match(v[2].citationProblems.join('\n'), /src\/missing\.py:1-2: file not in the pristine checkout/);
     assert.equal(record.implementation.score, 0);

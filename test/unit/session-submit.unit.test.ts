@@ -1,7 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
 import { claimsStatus } from '../../src/core/session/claims';
@@ -14,21 +13,7 @@ import { Session } from '../../src/core/session/session';
 import type { DesignDraft } from '../../src/core/session/state';
 import { readState } from '../../src/core/session/store';
 import { submit } from '../../src/core/session/submit';
-
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.org', ...args], { cwd, encoding: 'utf8' });
-
-/** A session folder whose workspace is a real git repository with one commit, "task start". */
-export async function makeSessionFolder(): Promise<SessionLayout> {
-  const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-submit-'));
-  const layout = new SessionLayout(root);
-  await fsp.mkdir(layout.workspace, { recursive: true });
-  await fsp.mkdir(layout.private, { recursive: true });
-  await fsp.writeFile(path.join(layout.workspace, 'train.py'), 'import sys\nprint("epoch 1")\n');
-  git(layout.workspace, 'init', '-q', '-b', 'main');
-  git(layout.workspace, 'add', '-A');
-  git(layout.workspace, 'commit', '-q', '-m', 'task start');
-  return layout;
-}
+import { makeSessionFolder } from './session-fixtures';
 
 /** Runs the command as a real local process in the workspace (stands in for the work container's /workspace). */
 const localExec = (workspace: string): ScriptExec => ({ command, onOutput }) => new Promise((resolve, reject) => {

@@ -70,6 +70,7 @@ export async function submit(target: Session | SessionLayout, answers: SubmitAns
     const { layout, store } = session;
     const { harness, structured } = normalise(answers, opts.answersSource ?? 'answers');
     assertNotFinished(session, 'submit');
+    await session.recordDrafts();
     const warnings: string[] = [];
     const patch = await (opts.makePatch ?? defaultPatch)(layout.workspace);
     if (patch === '') warnings.push('the workspace has no changes since "task start": the patch is empty');

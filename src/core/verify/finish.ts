@@ -70,7 +70,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       if (!killedBy) changed = await collectChangedFiles(container);
     } catch (e) {
       failure = statusOf(e) === 404
-        ? new ExpBenchError('CONTAINER_FAILED', container.id.slice(0, 12), 'the verify container disappeared during the run (removed from outside the verifier)')
+        ? disappeared(container.id)
         : dockerError(e, `verify container ${container.id.slice(0, 12)}`, 'running the verification', ctx.docker);
     }
   } finally {
@@ -85,8 +85,11 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     // The in-container backstop (coreutils `timeout`) exits 124, or 137 after its SIGKILL.
     const backstop = !killedBy && exitCode !== null && [124, 137].includes(exitCode) && durationMs >= record.limits.timeoutMs;
     const timedOut = killedBy === 'timeout' || backstop;
-    if (killedBy || backstop || failure?.code === 'DOCKER_UNAVAILABLE') exitCode = null;
     await ctx.logs.close();
+    const claims = await claimsFor(ctx.layout, ctx.paths, changed);
+    // Removed by someone else between its exit and our removal: the run was interfered with.
+    if ((await removal) === 'gone' && !failure) failure = disappeared(container.id);
+    if (killedBy || backstop || failure) exitCode = null;
     const ok = exitCode === 0 && !timedOut && !killedBy && !failure;
     const final: VerificationRecord = {
       ...record,
@@ -100,7 +103,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       logTruncated: ctx.logs.truncated,
       E_exit: ok,
       E_clean: record.mode === 'clean' ? ok : null,
-      E_claims: await claimsFor(ctx.layout, ctx.paths, changed),
+      E_claims: claims,
       changedFiles: changed.map((c) => c.source).sort(),
     };
     await saveRecord(ctx.layout, final);
@@ -114,6 +117,10 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   } finally {
     await removal;
   }
+}
+
+function disappeared(id: string): ExpBenchError {
+  return new ExpBenchError('CONTAINER_FAILED', id.slice(0, 12), 'the verify container disappeared during the run (removed from outside the verifier)');
 }
 
 /** Waits for `p`, at most `ms` (the timer does not keep the process alive afterwards). */
@@ -150,18 +157,18 @@ async function claimsFor(layout: SessionLayout, paths: VerifyRunPaths, changed: 
  * Removes the container; when the engine is gone, retries until it answers again (up to
  * {@link REMOVE_RETRY_MS}). A container that still cannot be removed is left for the orphan sweep
  * at the next start (logged).
+ * @returns `removed`; `gone` when it was already removed (or being removed) by someone else; `failed`
  */
-export async function removeWithRetry(docker: Docker, id: string): Promise<void> {
+export async function removeWithRetry(docker: Docker, id: string): Promise<'removed' | 'gone' | 'failed'> {
   const until = Date.now() + REMOVE_RETRY_MS;
   for (;;) {
     try {
-      await removeContainer(docker, id);
-      return;
+      return (await removeContainer(docker, id)) ? 'removed' : 'gone';
     } catch (e) {
       const gone = isEngineGone(e) || (e instanceof ExpBenchError && e.code === 'DOCKER_UNAVAILABLE');
       if (!gone || Date.now() > until) {
         logger.warn(`could not remove verify container ${id.slice(0, 12)} (${e instanceof Error ? e.message : String(e)}); it will be removed at the next start`);
-        return;
+        return 'failed';
       }
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -12,6 +12,9 @@ export interface LogLine {
 /** Default cap on each stored log, bytes (per stream, and for the combined log). */
 export const DEFAULT_LOG_CAP_BYTES = 8 * 1024 * 1024;
 
+/** Lines reach the disk at most this long after they arrive, ms (so a reloaded window finds them). */
+export const FLUSH_MS = 200;
+
 /** Marker written where a stored log was cut; `lines` and `bytes` count what was left out. */
 export function cutMarker(lines: number, bytes: number, capBytes: number): string {
   return `[expbench: ${lines} lines (${bytes} bytes) cut here: stored-log cap of ${capBytes} bytes; the end of the output follows]`;
@@ -33,6 +36,7 @@ class CappedFile {
   private cutBytes = 0;
   private pending: string[] = [];
   private flushing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(readonly file: string, readonly capBytes: number) {
     this.headCap = capBytes - Math.floor(capBytes / 4);
@@ -56,6 +60,7 @@ class CappedFile {
       this.headBytes += n;
       this.pending.push(entry);
       if (this.pending.length >= 256) void this.flush();
+      else this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush(); }, FLUSH_MS);
       return;
     }
     this.tail.push(entry);
@@ -71,6 +76,7 @@ class CappedFile {
 
   /** Writes pending head lines. */
   flush(): Promise<void> {
+    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
     if (this.pending.length > 0) {
       const chunk = this.pending.join('\n') + '\n';
       this.pending = [];

@@ -47,7 +47,8 @@ export class SessionController implements vscode.Disposable {
   /** Opens the session at `root` (restoring its state exactly) and shows its brief with the stepper. */
   static async open(root: string, task: Task, extensionUri: vscode.Uri, image: string, hooks: SubmitHooks): Promise<SessionController> {
     const layout = new SessionLayout(root);
-    const session = await Session.open(layout, { client: 'vscode', taskId: task.id });
+    const budgetMin = vscode.workspace.getConfiguration('expbench.session').get<number>('budgetMinutes', 0);
+    const session = await Session.open(layout, { client: 'vscode', taskId: task.id, budgetMs: budgetMin > 0 ? budgetMin * 60_000 : null });
     const container = new WorkContainerManager(layout, task.id, image);
     const c = new SessionController(session, task, container, extensionUri, hooks);
     await c.refreshPatch(false);
