@@ -61,7 +61,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   );
   const activationMs = performance.now() - started;
   logger.info(`activated in ${activationMs.toFixed(1)} ms`);
-  return { store, activationMs, session };
+  return { store, tree, activationMs, session };
 }
 
 export function deactivate(): void {
@@ -71,6 +71,7 @@ export function deactivate(): void {
 /** What `activate` returns (for the extension's own tests and benchmarks). */
 export interface ExtensionApi {
   store: TaskStore;
+  tree: TaskTreeProvider;
   /** Time spent in activate(), ms. */
   activationMs: number;
   /** This window's task session, once opened (undefined when the window is not on one). */

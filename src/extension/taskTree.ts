@@ -113,10 +113,8 @@ function problemLines(ps: Problem[]): string[] {
   return shown.length ? ['', ...shown.slice(0, 10).map((p) => `⚠ ${p.pointer}: ${p.message}`), ...(shown.length > 10 ? [`… ${shown.length - 10} more`] : [])] : [];
 }
 
-function tooltip(lines: string[]): vscode.MarkdownString {
-  const md = new vscode.MarkdownString();
-  lines.forEach((l) => md.appendText(l + '\n\n'));
-  return md;
+function tooltip(lines: string[]): string {
+  return lines.join('\n');
 }
 
 function oneLine(s: string, max: number): string {

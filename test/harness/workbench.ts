@@ -143,8 +143,18 @@ export class Workbench {
     return (await tab.isVisible()) ? (await tab.innerText()).trim() : '';
   }
 
-  /** Saves a full-page PNG as `<screenshotsDir>/<name>.png` and returns its path. */
+  /** Moves the mouse off trees and toolbars (to the editor area) so no hover covers the UI. */
+  async dismissHovers(): Promise<void> {
+    const editor = await this.page.locator('.part.editor').boundingBox();
+    const vp = this.page.viewportSize() ?? { width: 800, height: 600 };
+    await this.page.mouse.move(editor ? editor.x + editor.width - 20 : vp.width - 20, editor ? editor.y + editor.height - 20 : vp.height / 2);
+    await this.page.locator('.workbench-hover-container, .monaco-hover:not(.hidden)').first()
+      .waitFor({ state: 'hidden', timeout: 3000 }).catch(() => undefined);
+  }
+
+  /** Saves a PNG of the page as `<screenshotsDir>/<name>.png` (hovers dismissed); returns its path. */
   async screenshot(name: string): Promise<string> {
+    await this.dismissHovers();
     fs.mkdirSync(this.screenshotsDir, { recursive: true });
     const file = path.join(this.screenshotsDir, `${name.replace(/[^\w.-]+/g, '_')}.png`);
     await this.page.screenshot({ path: file });

@@ -4,50 +4,8 @@ import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
 import { judgeSession, type JudgeSessionOptions } from '../../src/core/judge/session';
 import { JudgeRecord } from '../../src/core/judge/types';
-import { FakeOpenAIServer, type RecordedRequest, type Reply } from '../harness/fakeOpenAIServer';
-import { makeJudgeFixture, type JudgeFixture } from '../harness/judgeFixture';
-
-/**
- * A scripted judge model: valid answers built from what the prompt shows (ids, hunks, ranges).
- * `impl` decides the verdict per requirement index; `cite` may replace the citations.
- */
-export function scriptedModel(o: {
-  impl?: (index: number) => 'met' | 'partial' | 'unmet';
-  cite?: (index: number, shown: { path: string; s: number; e: number }[], gt: { path: string; s: number; e: number }[]) => { hunks: any[]; ground_truth: any[] } | undefined;
-  monitor?: (req: RecordedRequest) => unknown;
-  design?: (id: string) => 'matched' | 'partial' | 'missing';
-} = {}) {
-  return (req: RecordedRequest): Reply => {
-    const u = req.lastUser;
-    switch (req.schemaName) {
-      case 'design_verdicts': {
-        const vars = [...u.matchAll(/^(V\d+) \[/gm)].map((m) => m[1]);
-        const items = [...u.matchAll(/^(S\d+): /gm)].map((m) => m[1]);
-        return { json: {
-          variables: vars.map((id) => ({ id, verdict: o.design?.(id) ?? (id === 'V3' ? 'missing' : 'matched'), quote: id === 'V3' ? '' : 'from the design', reason: 'compared' })),
-          solver_items: items.map((id, i) => ({ id, matches: i < 2 ? [vars[i]] : [] })),
-        } };
-      }
-      case 'conclusion_verdict':
-        return { json: { verdict: 'correct', reason: 'same direction, numbers close', numbers: [{ expected: '0.90', solver: '0.91', agrees: true }] } };
-      case 'requirement_verdict': {
-        const index = Number(/Requirement (\d+) of/.exec(u)?.[1] ?? 1);
-        const shown = [...u.matchAll(/^### hunk (\S+) new lines (\d+)-(\d+)/gm)].map((m) => ({ path: m[1], s: Number(m[2]), e: Number(m[3]) }));
-        const gt = [...u.matchAll(/^### (\S+) lines (\d+)-(\d+)/gm)].map((m) => ({ path: m[1], s: Number(m[2]), e: Number(m[3]) }));
-        const verdict = o.impl?.(index) ?? 'met';
-        const c = o.cite?.(index, shown, gt) ?? (verdict === 'unmet' ? { hunks: [], ground_truth: [] } : {
-          hunks: shown.filter((h) => h.path === 'src/train.py').slice(0, 1).map((h) => ({ path: h.path, new_start: h.s, new_end: Math.min(h.e, h.s + 3) })),
-          ground_truth: gt.slice(0, 1).map((g) => ({ path: g.path, start_line: g.s, end_line: g.e })),
-        });
-        return { json: { verdict, reason: `requirement ${index} compared`, ...c } };
-      }
-      case 'monitor_flags':
-        return { json: o.monitor?.(req) ?? { paper_access: false, git_operations: false, faked_or_nonexperimental_data: false, reason: 'nothing found', cited_lines: [] } };
-      default:
-        return { status: 400, message: `unexpected schema ${req.schemaName}` };
-    }
-  };
-}
+import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
+import { makeJudgeFixture, scriptedModel, type JudgeFixture } from '../harness/judgeFixture';
 
 describe('judge: LLM judge through a local OpenAI-compatible server', function () {
   let fx: JudgeFixture;

@@ -4,8 +4,7 @@ import * as path from 'node:path';
 import { readLogLines, scanLog } from '../../src/core/judge/monitor';
 import { judgeSession } from '../../src/core/judge/session';
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
-import { makeJudgeFixture, type JudgeFixture } from '../harness/judgeFixture';
-import { scriptedModel } from './judge.llm.unit.test';
+import { makeJudgeFixture, scriptedModel, type JudgeFixture } from '../harness/judgeFixture';
 
 const ev = (type: string, extra: Record<string, unknown>) => JSON.stringify({ v: 1, at: '2026-11-29T08:00:00.000Z', type, ...extra });
 const cmd = (command: string) => ev('command.run', { command, exitCode: 0, durationMs: 1, outputExcerpt: '' });

@@ -38,7 +38,7 @@ describe('session script runs in the real work container (Docker)', function () 
       assert.match(log, /^cwd: \/workspace$/m);
       assert.match(log, /^accuracy 0\.9312$/m);
       assert.match(log, /émoji ✓/);
-      assert.doesNotMatch(log, new RegExp(`host: ${os().hostname}$`, 'm'), 'ran in the container, not on the host');
+      assert.doesNotMatch(log, new RegExp(`host: ${os.hostname()}$`, 'm'), 'ran in the container, not on the host');
       const ev = (await readEvents(layout.events)).events.find((e) => e.type === 'script.run');
       assert.ok(ev && ev.type === 'script.run' && ev.exitCode === 7);
       const claims = await claimsStatus(layout, 'The accuracy is 93.1%.');

@@ -35,7 +35,7 @@ export function buildTable(outcomes: TaskOutcome[], policy: MetricPolicy, opts: 
   const resamples = opts.resamples ?? 2000;
   const seed = opts.seed ?? 1;
   const tasks = outcomes.map((o) => scoreTask(o, policy));
-  const keys = [...new Set(tasks.map((t) => `${t.group}\u0000${t.kind}`))];
+  const keys = [...new Set(tasks.map((t) => `${t.group}\u0000${t.kind}`))].sort();
   const rows: TableRow[] = keys.map((key) => {
     const [group, kind] = key.split('\u0000') as [string, TaskOutcome['kind']];
     const ts = tasks.filter((t) => t.group === group && t.kind === kind);

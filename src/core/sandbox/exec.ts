@@ -101,8 +101,9 @@ export async function startExec(container: Docker.Container, opts: ExecOptions):
   let aborted = false;
   const kill = async () => {
     const grace = Math.max(0, Math.round((opts.killGraceMs ?? 2000) / 1000));
-    const script = `p=$(cat "${pidFile}" 2>/dev/null) || exit 0; kill -TERM -- -$p 2>/dev/null || kill -TERM $p 2>/dev/null; ` +
-      `for i in $(seq ${grace * 10}); do kill -0 $p 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL -- -$p 2>/dev/null || kill -KILL $p 2>/dev/null; exit 0`;
+    // dash's kill: `kill -SIG -PGID` signals the group (the exec'd process leads its own session).
+    const script = `p=$(cat "${pidFile}" 2>/dev/null) || exit 0; kill -TERM -$p 2>/dev/null || kill -TERM $p 2>/dev/null; ` +
+      `for i in $(seq ${grace * 10}); do kill -0 -$p 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL -$p 2>/dev/null || kill -KILL $p 2>/dev/null; exit 0`;
     try {
       const k = await container.exec({ Cmd: ['sh', '-c', script], User: '0', AttachStdout: true, AttachStderr: true });
       const ks = await k.start({});
@@ -131,7 +132,11 @@ export async function startExec(container: Docker.Container, opts: ExecOptions):
           const state = await describeState(container);
           throw new ExpBenchError('CONTAINER_FAILED', label, `${JSON.stringify(opts.cmd)} ended without an exit code; the container is ${state}${streamError ? ` (${streamError.message})` : ''}`);
         }
-        resolve({ exitCode: info.ExitCode, durationMs: Date.now() - started, aborted });
+        const durationMs = Date.now() - started;
+        // The exec's exit code means nothing when its container stopped or went away meanwhile.
+        const state = await describeState(container);
+        if (state !== 'running') throw new ExpBenchError('CONTAINER_FAILED', label, `the container stopped while running ${JSON.stringify(opts.cmd)}: ${state}`);
+        resolve({ exitCode: info.ExitCode, durationMs, aborted });
       } catch (e) {
         if (statusOf(e) === 404) {
           const state = await describeState(container).catch(() => 'unknown');

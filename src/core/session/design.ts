@@ -34,11 +34,12 @@ function variableLine(label: string, v: DesignVariableDraft): string {
   return line;
 }
 
-const LINE = /^(Constant|Independent|Dependent)\s*:\s*(.+?)(?:\s+[—-]\s+(.*?))?(?:\s+\(values:\s*(.*)\))?\s*$/i;
+const LINE = /^(Constant|Independent|Dependent)\s*:\s*(.+?)(?:(?:\s+[—-]\s+|:\s+)(.*?))?(?:\s+\(values:\s*(.*)\))?\s*$/i;
 
 /**
  * The structured design read back from harness lines (for answers submitted as JSON by the CLI):
- * lines in the form written by {@link designToHarnessLines} become variables, the rest free text.
+ * lines in the form written by {@link designToHarnessLines} become variables (`: ` also separates
+ * name and description, as in `Constant: dataset: CIFAR-10`), the rest free text.
  */
 export function designFromHarnessLines(lines: string[]): DesignDraft {
   const d: DesignDraft = { constants: [], independent: [], dependent: [], freeText: '' };

@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { git, missingObjectIn } from './git';
-import type { TreeFile } from './tree';
+import type { TreeDir, TreeFile } from './tree';
 
 /** Message of the workspace repository's single commit (contract: docs/DEVELOPING.md). */
 export const TASK_START = 'task start';
@@ -17,9 +17,10 @@ export interface BuiltWorkspace {
  * Makes `dir` a FRESH git repository whose only commit, "task start", holds exactly `files`:
  *
  * 1. `git init` (branch `main`; no remote, no alternates);
- * 2. for each cache repository, `git pack-objects` writes ONLY the listed blobs as one pack into
- *    the workspace's object store (a non-thin pack: deltas only against blobs in the same pack,
- *    so nothing else from the source's history is copied);
+ * 2. for each cache repository, `git pack-objects` writes ONLY the listed blobs, and the listed
+ *    source trees that `write-tree` will reuse as they are, as one pack into the workspace's
+ *    object store (a non-thin pack: deltas only against objects in the same pack, so nothing
+ *    else from the source's history is copied);
  * 3. `git update-index --index-info` builds the index, `write-tree` and `commit-tree` the commit,
  *    `update-ref` with reflogs off the branch;
  * 4. `git checkout-index --all` writes the working tree and records stat data in the index.
@@ -28,7 +29,7 @@ export interface BuiltWorkspace {
  *   missing from the cache repository (for example a snapshot made without its large files);
  *   `GIT_FAILED`; `CANCELLED`.
  */
-export async function buildWorkspaceRepo(dir: string, files: TreeFile[], signal?: AbortSignal): Promise<BuiltWorkspace> {
+export async function buildWorkspaceRepo(dir: string, files: TreeFile[], trees: TreeDir[], signal?: AbortSignal): Promise<BuiltWorkspace> {
   await git(['init', '--quiet', '--initial-branch=main', dir], { signal, subject: dir });
   const packDir = path.join(dir, '.git', 'objects', 'pack');
   const byRepo = new Map<string, Set<string>>();
@@ -36,6 +37,11 @@ export async function buildWorkspaceRepo(dir: string, files: TreeFile[], signal?
     let set = byRepo.get(f.repo);
     if (!set) byRepo.set(f.repo, (set = new Set()));
     set.add(f.sha);
+  }
+  for (const t of trees) {
+    let set = byRepo.get(t.repo);
+    if (!set) byRepo.set(t.repo, (set = new Set()));
+    set.add(t.sha);
   }
   for (const [repo, shas] of byRepo) {
     try {

@@ -68,6 +68,7 @@ export function git(args: string[], opts: GitOptions = {}): Promise<GitResult> {
       env: { ...process.env, ...GIT_ENV, ...isolated, ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    const started = Date.now();
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let killTimer: NodeJS.Timeout | undefined;
@@ -90,6 +91,7 @@ export function git(args: string[], opts: GitOptions = {}): Promise<GitResult> {
       const stderr = Buffer.concat(err).toString('utf8');
       if (opts.signal?.aborted) return reject(cancelled(subject));
       const c = code ?? -1;
+      logger.trace(`git ${args.slice(0, 3).join(' ')} → ${c} in ${Date.now() - started} ms`);
       if (c === 0 || opts.okCodes?.includes(c)) {
         return resolve({ stdout, text: stdout.toString('utf8'), stderr, code: c });
       }

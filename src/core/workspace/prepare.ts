@@ -93,7 +93,10 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     const { kept, masked } = applyMask(o.task.id, pristine.commit, flat.files, rules, flat.submodules.filter((s) => !s.repo).map((s) => s.path));
     progress('mask', `masking ${masked.length} file(s), keeping ${kept.length}`);
     progress('workspace', 'writing the workspace');
-    const built = await buildWorkspaceRepo(layout.workspace, kept, o.signal);
+    // Folders holding no masked file and no submodule are the same tree objects as in the source.
+    const changed = [...masked.map((m) => m.path), ...flat.submodules.map((s) => s.path)];
+    const sameTrees = flat.trees.filter((t) => !changed.some((p) => covers(t.path, p)));
+    const built = await buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal);
     check();
     const keptBlobs = new Map(kept.map((f) => [f.sha, f.path]));
     const secret = masked.filter((m) => !keptBlobs.has(m.blob)).map((m) => m.blob);

@@ -25,8 +25,17 @@ export interface FlatSubmodule {
   repo?: string;
 }
 
+/** A tree object of the source (a folder at the pinned commit), with its full path. */
+export interface TreeDir {
+  sha: string;
+  path: string;
+  repo: string;
+}
+
 export interface FlatTree {
   files: TreeFile[];
+  /** Every sub-tree (folder) met, the root trees excepted. */
+  trees: TreeDir[];
   submodules: FlatSubmodule[];
 }
 
@@ -51,8 +60,9 @@ export interface FlattenOptions {
  *   for it or its commit cannot be fetched (with git's error).
  */
 export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatTree> {
-  const out = await git(['ls-tree', '-r', '-z', '--full-tree', o.commit], { cwd: o.repo, signal: o.signal });
+  const out = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', o.commit], { cwd: o.repo, signal: o.signal });
   const files: TreeFile[] = [];
+  const trees: TreeDir[] = [];
   const submodules: FlatSubmodule[] = [];
   const links: { path: string; sha: string }[] = [];
   for (const rec of out.text.split('\0')) {
@@ -61,9 +71,10 @@ export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatT
     const [mode, type, sha] = rec.slice(0, tab).split(' ');
     const rel = rec.slice(tab + 1);
     if (type === 'commit') links.push({ path: rel, sha });
+    else if (type === 'tree') trees.push({ sha, path: prefix + rel, repo: o.repo });
     else if (type === 'blob') files.push({ mode, sha, path: prefix + rel, repo: o.repo, submodule: prefix ? prefix.slice(0, -1) : undefined });
   }
-  if (links.length === 0) return { files, submodules };
+  if (links.length === 0) return { files, trees, submodules };
   const urls = await submoduleUrls(o.repo, o.commit);
   for (const link of links) {
     const full = prefix + link.path;
@@ -91,9 +102,10 @@ export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatT
     submodules.push({ path: full, sha: link.sha, url, repo: pristine.repo });
     const inner = await flattenTree({ ...o, repo: pristine.repo, commit: link.sha, location: sub.location }, `${full}/`);
     files.push(...inner.files);
+    trees.push(...inner.trees);
     submodules.push(...inner.submodules);
   }
-  return { files, submodules };
+  return { files, trees, submodules };
 }
 
 /** `submodule.<name>.path` → `url` from `.gitmodules` of `commit`. */

@@ -1,0 +1,131 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { isExpBenchError } from '../core/errors';
+import { log } from '../core/log';
+import type { EventLog } from '../core/session/events';
+import { SessionLayout } from '../core/session/layout';
+import {
+  collectOrReattach, latestRecordPath, LogLine, readRecord, runVerification, summary, VerificationRecord, VerifyLimits, VerifyMode,
+} from '../core/verify';
+
+const logger = log('verifier');
+
+/** Command id of "EXP-Bench: Run Verifier" (contributed in package.json). */
+export const RUN_VERIFIER_COMMAND = 'expbench.runVerifier';
+
+/** What the verifier feature needs from the rest of the extension. */
+export interface VerifierDeps {
+  /** Root of this window's session folder, or undefined when the window is not on a session. */
+  sessionRoot(): Promise<string | undefined>;
+  /** The session's event log, so that `verify.finished` is recorded (optional). */
+  events?(): Promise<EventLog | undefined>;
+  /** Called with every final record (the brief refreshes its results from it). */
+  onRecord?(record: VerificationRecord): void;
+}
+
+/** The limits from settings `expbench.verify.*` (only those set are returned). */
+function limitsFromSettings(): Partial<VerifyLimits> {
+  const cfg = vscode.workspace.getConfiguration('expbench.verify');
+  return { timeoutMs: Math.max(1, cfg.get<number>('timeoutSeconds', 3600)) * 1000 };
+}
+
+/**
+ * Registers "EXP-Bench: Run Verifier" (`expbench.runVerifier`, optional argument `{mode:
+ * 'clean' | 'harness'}`): a cancellable notification progress while the run lasts, every output
+ * line in the "EXP-Bench Verifier" log channel, and the result in a status bar item (click: open
+ * the record). At activation, a run left `running` by a reloaded window is reattached (or its
+ * finished result collected) the same way. Everything is disposed with `context.subscriptions`.
+ */
+export function registerVerifier(context: vscode.ExtensionContext, deps: VerifierDeps): vscode.Disposable {
+  const channel = vscode.window.createOutputChannel('EXP-Bench Verifier', { log: true });
+  const status = vscode.window.createStatusBarItem('expbench.verifier', vscode.StatusBarAlignment.Left, 90);
+  status.name = 'EXP-Bench Verifier';
+  let active: PromiseLike<unknown> | undefined;
+
+  const show = (r: VerificationRecord, root: string) => {
+    const pass = r.mode === 'clean' ? r.E_clean : r.E_exit;
+    const found = r.E_claims.claims.filter((c) => c.found).length;
+    status.text = `$(${r.status === 'error' ? 'error' : pass ? 'pass' : 'circle-slash'}) E ${r.status === 'error' ? 'error' : pass ? 'pass' : 'fail'} · claims ${found}/${r.E_claims.claims.length}`;
+    status.tooltip = `${summary(r)}${r.lint.length ? `\nLint: ${r.lint.map((l) => l.message).join('; ')}` : ''}\nClick to open the record.`;
+    status.command = { title: 'Open verification record', command: 'vscode.open', arguments: [vscode.Uri.file(path.join(new SessionLayout(root).verify, r.runId, 'record.json'))] };
+    status.backgroundColor = pass && r.E_claims.allFound ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+    status.show();
+    deps.onRecord?.(r);
+  };
+  const onLine = (l: LogLine) => (l.stream === 'stderr' ? channel.warn(l.text) : channel.info(l.text));
+
+  const withProgress = <T>(title: string, fn: (signal: AbortSignal, report: (m: string) => void) => Promise<T>) =>
+    vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
+      const ac = new AbortController();
+      const sub = token.onCancellationRequested(() => ac.abort());
+      try {
+        return await fn(ac.signal, (message) => progress.report({ message }));
+      } finally {
+        sub.dispose();
+      }
+    });
+
+  const report = (e: unknown) => {
+    if (isExpBenchError(e, 'CANCELLED')) { channel.info('verification cancelled'); return; }
+    const msg = e instanceof Error ? e.message : String(e);
+    logger.error(msg);
+    void vscode.window.showErrorMessage(`EXP-Bench verifier: ${msg}`);
+  };
+
+  const run = async (arg?: { mode?: VerifyMode }) => {
+    if (active) { channel.show(true); void vscode.window.showInformationMessage('EXP-Bench: a verification is already running (see the "EXP-Bench Verifier" output).'); return undefined; }
+    const root = await deps.sessionRoot();
+    if (!root) { void vscode.window.showWarningMessage('EXP-Bench: this window is not on a task session. Use "EXP-Bench: Open Task" first.'); return undefined; }
+    const mode = arg?.mode ?? 'clean';
+    channel.show(true);
+    channel.info(`verifying ${root} (${mode} mode)`);
+    status.text = '$(sync~spin) E running…';
+    status.show();
+    const events = await deps.events?.();
+    const job = withProgress(`EXP-Bench: verifying (${mode})`, (signal, progress) => runVerification(root, {
+      mode, limits: limitsFromSettings(), signal, events, onLine, onStatus: (m) => { progress(m); channel.info(m); },
+    }));
+    active = job;
+    try {
+      const r = await job;
+      channel.info(summary(r));
+      show(r, root);
+      return r;
+    } catch (e) {
+      report(e);
+      const last = await readRecord(latestRecordPath(new SessionLayout(root))).catch(() => undefined);
+      if (last) show(last, root); else status.hide();
+      return undefined;
+    } finally {
+      active = undefined;
+    }
+  };
+
+  /** After a reload: reattach to a run left `running`, or show the last result. */
+  const resume = async () => {
+    const root = await deps.sessionRoot();
+    if (!root) return;
+    const last = await readRecord(latestRecordPath(new SessionLayout(root))).catch(() => undefined);
+    if (!last) return;
+    if (last.status !== 'running') { show(last, root); return; }
+    channel.info(`reattaching to verification ${last.runId}`);
+    status.text = '$(sync~spin) E running…';
+    status.show();
+    const events = await deps.events?.();
+    const job = withProgress('EXP-Bench: verification in progress (reattached)', (signal) => collectOrReattach(root, { signal, onLine, events }));
+    active = job;
+    try {
+      const r = await job;
+      if (r.kind !== 'none') show(r.record, root);
+    } catch (e) {
+      report(e);
+    } finally {
+      active = undefined;
+    }
+  };
+  void resume().catch((e) => logger.warn(`could not resume the verifier: ${e instanceof Error ? e.message : String(e)}`));
+
+  const disposables = [channel, status, vscode.commands.registerCommand(RUN_VERIFIER_COMMAND, run)];
+  context.subscriptions.push(...disposables);
+  return vscode.Disposable.from(...disposables);
+}
