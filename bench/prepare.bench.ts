@@ -5,6 +5,10 @@
  * each rewrite 150 files. Target (issue 3): prepare (warm cache) ≤ 1.3× clone --local.
  * Prints medians of RUNS runs in ms and the ratios; the cold-cache figure (first preparation of
  * a source: cache clone + prepare) is printed too.
+ *
+ * A real repository instead of the generated one: `BENCH_REPO=<clone or bare repository>` (used as
+ * is, never modified) and `BENCH_MASK=<path>,<path>` (repository-relative paths to mask besides the
+ * root README, for example a task's `masked_source`). Without BENCH_REPO (CI) the generated one is used.
  */
 import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
@@ -17,6 +21,8 @@ const exec = promisify(execFile);
 const FILES = Number(process.env.BENCH_FILES ?? 3000);
 const HISTORY = 20;
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
+const REAL_REPO = process.env.BENCH_REPO ? path.resolve(process.env.BENCH_REPO) : undefined;
+const REAL_MASK = (process.env.BENCH_MASK ?? '').split(',').map((p) => p.trim()).filter(Boolean);
 
 function fileText(i: number, version: number): string {
   const lines = [`# module ${i} version ${version}`];
@@ -53,9 +59,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function run(): Promise<Record<string, number>> {
   const root = await tmpDir('expbench-bench-prepare-');
   try {
-    const src = path.join(root, 'src');
-    await generateRepo(src);
-    const task = { id: 'bench/1/0', type: 1 as const, source: [], maskedSource: ['pkg1/mod_1.py', 'pkg2/mod_2.py', 'pkg3'] };
+    const src = REAL_REPO ?? path.join(root, 'src');
+    if (!REAL_REPO) await generateRepo(src);
+    const maskedSource = REAL_REPO ? REAL_MASK : ['pkg1/mod_1.py', 'pkg2/mod_2.py', 'pkg3'];
+    const task = { id: 'bench/1/0', type: 1 as const, source: [], maskedSource };
     const cacheDir = path.join(root, 'cache');
     let n = 0;
     const clone = async () => {
@@ -89,12 +96,14 @@ export async function run(): Promise<Record<string, number>> {
       tk.push(await cold());
     }
     const cloneMs = median(tc); const warmMs = median(tw); const coldMs = median(tk);
-    const files = (await sh(src, 'ls-files')).split('\n').length;
+    const files = (await sh(src, 'ls-tree', '-r', '--name-only', 'HEAD')).split('\n').length;
+    const commits = Number(await sh(src, 'rev-list', '--count', 'HEAD'));
     const size = (await sh(src, 'count-objects', '-vH')).match(/size-pack: (.*)/)?.[1];
-    console.log(`prepare: repository ${files} files, ${HISTORY} commits, pack ${size}; medians of ${RUNS}`);
+    console.log(`prepare: ${REAL_REPO ? `real repository ${REAL_REPO}` : 'generated repository'}: ${files} files, ${commits} commits, ` +
+      `pack ${size}, masked ${JSON.stringify(maskedSource)} + root README; medians of ${RUNS}`);
     console.log(`prepare: git clone --local ${cloneMs.toFixed(0)} ms; prepare (warm cache) ${warmMs.toFixed(0)} ms, ` +
       `ratio ${(warmMs / cloneMs).toFixed(2)}× (target ≤ 1.3×); prepare (cold cache) ${coldMs.toFixed(0)} ms, ratio ${(coldMs / cloneMs).toFixed(2)}×`);
-    return { files, cloneMs, warmMs, coldMs, warmRatio: warmMs / cloneMs, coldRatio: coldMs / cloneMs };
+    return { files, commits, cloneMs, warmMs, coldMs, warmRatio: warmMs / cloneMs, coldRatio: coldMs / cloneMs };
   } finally {
     await fsp.rm(root, { recursive: true, force: true });
   }

@@ -2,8 +2,10 @@ import { Command } from 'commander';
 import { setLogSink } from '../core/log';
 import { toolVersion } from '../core/paths';
 import { reportError } from './output';
+import * as judge from './commands/judge';
 import * as patch from './commands/patch';
 import * as prepare from './commands/prepare';
+import * as report from './commands/report';
 import * as session from './commands/session';
 import * as tasks from './commands/tasks';
 import * as verify from './commands/verify';
@@ -27,7 +29,7 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [patch, prepare, session, tasks, verify];
+  return [judge, patch, prepare, report, session, tasks, verify];
 }
 
 if (require.main === module) {

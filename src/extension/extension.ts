@@ -5,6 +5,8 @@ import { verifyStep } from '../core/verify';
 import { makePatch } from '../core/workspace/patch';
 import { BRIEF_VIEW_TYPE, BriefSerializer } from './brief/briefPanel';
 import { registerCommands } from './commands';
+import { ContainerTerminals } from './containerTerminal';
+import { activateGaps, type GapsController } from './gaps';
 import { judgeEndpoint, secretCommands } from './judgeConfig';
 import { createLogChannel } from './logger';
 import { openTaskCommand } from './openTask';
@@ -14,6 +16,7 @@ import type { SubmitHooks } from './session/submitFlow';
 import { taskCommands } from './taskCommands';
 import { TaskStore } from './taskStore';
 import { TaskTreeProvider } from './taskTree';
+import { registerVerifier, verifyLimitsFromSettings } from './verifier';
 
 const logger = log('activate');
 
@@ -30,7 +33,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const tree = new TaskTreeProvider(store);
   const hooks: SubmitHooks = {
     verify: () => (vscode.workspace.getConfiguration('expbench.verify').get<boolean>('onSubmit', true) ? verifyStep({
-      limits: { timeoutMs: vscode.workspace.getConfiguration('expbench.verify').get<number>('timeoutSeconds', 3600) * 1000 },
+      limits: verifyLimitsFromSettings(),
     }) : undefined),
     judge: async (c) => {
       if (!vscode.workspace.getConfiguration('expbench.judge').get<boolean>('onSubmit', true)) return undefined;
@@ -48,20 +51,39 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   };
   const session: Promise<ActiveSession | undefined> = openWindowSession(context, store, hooks)
     .catch((e) => { logger.error(e as Error); return undefined; });
+  const { gaps, commands: gapsCommands } = activateGaps(context, {
+    endpoint: () => judgeEndpoint(context.secrets),
+    windowSession: async () => {
+      const c = (await session)?.controller;
+      return c && { root: c.layout.root, task: c.task, events: c.session.events, refreshResults: async () => c.setResults(await resultRows(c.layout)) };
+    },
+    findTask: (id) => store.find(id),
+    verifyTimeoutMs: () => vscode.workspace.getConfiguration('expbench.verify').get<number>('timeoutSeconds', 3600) * 1000,
+  });
+  registerVerifier(context, {
+    sessionRoot: async () => (await session)?.controller.layout.root,
+    events: async () => (await session)?.controller.session.events,
+    onRecord: () => void session.then(async (s) => s?.controller.setResults(await resultRows(s.controller.layout)))
+      .catch((e) => logger.warn(`could not refresh the results: ${(e as Error).message}`)),
+  });
+  const terminals = new ContainerTerminals(context.extensionUri, () => session);
+  void session.then((s) => terminals.onSessionStarted(s)).catch((e) => logger.error(e as Error));
   context.subscriptions.push(
-    channel, store, tree,
+    channel, store, tree, terminals,
     vscode.window.createTreeView('expbench.tasks', { treeDataProvider: tree, showCollapseAll: true }),
     vscode.window.registerWebviewPanelSerializer(BRIEF_VIEW_TYPE, new BriefSerializer((id) => store.find(id), context.extensionUri)),
     ...registerCommands([
       ...taskCommands(store, context.extensionUri),
       openTaskCommand(store),
+      ...terminals.commands(),
       ...sessionCommands(() => session),
       ...secretCommands(context.secrets),
+      ...gapsCommands,
     ]),
   );
   const activationMs = performance.now() - started;
   logger.info(`activated in ${activationMs.toFixed(1)} ms`);
-  return { store, tree, activationMs, session };
+  return { store, tree, activationMs, session, gaps };
 }
 
 export function deactivate(): void {
@@ -76,4 +98,6 @@ export interface ExtensionApi {
   activationMs: number;
   /** This window's task session, once opened (undefined when the window is not on one). */
   session: Promise<ActiveSession | undefined>;
+  /** The gaps feature (judge annotations, gap report). */
+  gaps: GapsController;
 }

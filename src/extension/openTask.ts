@@ -47,18 +47,50 @@ async function askSource(task: Task): Promise<string | undefined> {
   return choice.label;
 }
 
+/** Options of "Open Task" for tests and scripts (all optional; given ones skip their dialog). */
+export interface OpenTaskOptions {
+  /** Repository: git URL, local clone or folder. Default: asked (prefilled from the task). */
+  source?: string;
+  /** Commit to pin; default the source's HEAD. */
+  commit?: string;
+  /** Session folder to create (must be absent or empty). Default: {@link newSessionDir}. */
+  outDir?: string;
+  /** false: prepare only, do not open the workspace in the window (default true). */
+  open?: boolean;
+  /** Same as `open` (older name). */
+  openWindow?: boolean;
+}
+
+/**
+ * Normalises the command's arguments: `(taskIdOrNode, options?)` or one object
+ * `{ taskId, source?, commit?, outDir?, open? }`. With the object form and no `source`, the task's
+ * own repository (`local_repo`, else `code_url`) is used without asking, when it has one.
+ */
+function readArgs(arg: unknown, opts: OpenTaskOptions | undefined): { target: unknown; opts: OpenTaskOptions; scripted: boolean } {
+  if (arg && typeof arg === 'object' && typeof (arg as { taskId?: unknown }).taskId === 'string') {
+    const { taskId, ...rest } = arg as OpenTaskOptions & { taskId: string };
+    return { target: taskId, opts: { ...rest, ...opts }, scripted: true };
+  }
+  return { target: arg, opts: opts ?? {}, scripted: false };
+}
+
 /**
  * Command "Open Task": prepares a pinned, masked session (cancellable progress), then opens its
- * workspace in a window (the brief opens beside it there). Arguments (all optional, for tests and
- * scripts): task id or tree node, `{ source, commit, outDir, openWindow }`.
+ * workspace in a window (the brief opens beside it there).
+ * Arguments: none (pick), a task id or tree node (+ {@link OpenTaskOptions}), or one object
+ * `{ taskId, source?, commit?, outDir?, open? }` (tests and scripts: no dialog when the task has a
+ * repository or `source` is given).
+ * @returns the session folder, or undefined when cancelled or failed (the error is shown)
  */
 export function openTaskCommand(store: TaskStore): CommandSpec {
   return {
     id: 'expbench.openTask',
-    async execute(arg?: unknown, opts: { source?: string; commit?: string; outDir?: string; openWindow?: boolean } = {}) {
-      const task = await pickTask(store, arg);
+    async execute(arg?: unknown, options?: OpenTaskOptions) {
+      const { target, opts, scripted } = readArgs(arg, options);
+      const task = await pickTask(store, target);
       if (!task) return undefined;
-      const source = opts.source ?? (await askSource(task));
+      const known = scripted ? task.paper?.localRepo ?? task.paper?.codeUrl : undefined;
+      const source = opts.source ?? known ?? (await askSource(task));
       if (!source) return undefined;
       const outDir = opts.outDir ?? newSessionDir(task);
       try {
@@ -77,7 +109,7 @@ export function openTaskCommand(store: TaskStore): CommandSpec {
             }
           });
         logger.info(`prepared ${task.id} at ${manifest.commit} in ${outDir}`);
-        if (opts.openWindow !== false) {
+        if (opts.open !== false && opts.openWindow !== false) {
           await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(path.join(outDir, 'workspace')), { forceNewWindow: false });
         }
         return outDir;

@@ -23,10 +23,22 @@ export interface VerifierDeps {
   onRecord?(record: VerificationRecord): void;
 }
 
-/** The limits from settings `expbench.verify.*` (only those set are returned). */
-function limitsFromSettings(): Partial<VerifyLimits> {
+/**
+ * The verification limits from settings `expbench.verify.*`: `timeoutSeconds` (default 3600),
+ * `memoryMb`, `cpus` (0 = no limit), `pids` (default 4096, 0 = no limit), `network`, `gpus`
+ * (both default false). Negative numbers count as 0.
+ */
+export function verifyLimitsFromSettings(): Partial<VerifyLimits> {
   const cfg = vscode.workspace.getConfiguration('expbench.verify');
-  return { timeoutMs: Math.max(1, cfg.get<number>('timeoutSeconds', 3600)) * 1000 };
+  const num = (key: string, def: number) => Math.max(0, Number(cfg.get<number>(key, def)) || 0);
+  return {
+    timeoutMs: Math.round(Math.max(1, num('timeoutSeconds', 3600)) * 1000),
+    memoryBytes: Math.round(num('memoryMb', 0) * 1024 * 1024),
+    cpus: num('cpus', 0),
+    pids: Math.round(num('pids', 4096)),
+    network: cfg.get<boolean>('network', false) === true,
+    gpus: cfg.get<boolean>('gpus', false) === true,
+  };
 }
 
 /**
@@ -83,7 +95,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
     status.show();
     const events = await deps.events?.();
     const job = withProgress(`EXP-Bench: verifying (${mode})`, (signal, progress) => runVerification(root, {
-      mode, limits: limitsFromSettings(), signal, events, onLine, onStatus: (m) => { progress(m); channel.info(m); },
+      mode, limits: verifyLimitsFromSettings(), signal, events, onLine, onStatus: (m) => { progress(m); channel.info(m); },
     }));
     active = job;
     try {

@@ -93,3 +93,50 @@ export const PhasesActionSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('giveUp'), payload: z.unknown().optional() }),
 ]);
 export type PhasesAction = z.infer<typeof PhasesActionSchema>;
+
+/** A link of the gap report: runs a `gaps` section action on the host. */
+export const GapsLinkSchema = z.object({
+  label: z.string(),
+  action: z.enum(['openDiff', 'revealHunk', 'showRequirement']),
+  args: z.record(z.string(), z.union([z.string(), z.number()])),
+});
+export type GapsLink = z.infer<typeof GapsLinkSchema>;
+
+/**
+ * Section `gaps` (host → webview): the gap report of the session's latest judgement, per phase and
+ * per item. Sent only once a judgement exists (after submission, or after "Run Judge and
+ * Verifier"): it shows requirement texts, which the brief otherwise never receives.
+ * `kind` is `heuristic` for the offline pre-judge, whose verdicts are labelled so everywhere.
+ */
+export const GapsViewSchema = z.object({
+  kind: z.enum(['heuristic', 'llm']),
+  /** `heuristic`, or the model that judged. */
+  by: z.string(),
+  createdAt: z.string(),
+  /** True when the workspace's patch differs from the judged one (editor annotations are cleared). */
+  stale: z.boolean(),
+  summary: z.string(),
+  notes: z.array(z.string()),
+  phases: z.array(z.object({
+    id: z.enum(['design', 'implementation', 'execution', 'conclusion', 'monitor']),
+    title: z.string(),
+    score: z.string(),
+    items: z.array(z.object({
+      label: z.string(),
+      verdict: z.string(),
+      tone: z.enum(['ok', 'warn', 'bad', 'muted']),
+      reason: z.string(),
+      links: z.array(GapsLinkSchema),
+    })),
+  })),
+});
+export type GapsView = z.infer<typeof GapsViewSchema>;
+
+/** Actions of section `gaps` (webview → host, `sectionAction` with key `gaps`). */
+export const GapsActionSchema = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('openDiff'), payload: z.object({ index: z.number().int(), hunk: z.number().int().optional() }) }),
+  z.object({ action: z.literal('revealHunk'), payload: z.object({ path: z.string(), newStart: z.number().int(), newEnd: z.number().int() }) }),
+  z.object({ action: z.literal('showRequirement'), payload: z.object({ index: z.number().int() }) }),
+  z.object({ action: z.literal('rerun'), payload: z.unknown().optional() }),
+]);
+export type GapsAction = z.infer<typeof GapsActionSchema>;

@@ -16,6 +16,8 @@ export interface RecordedRequest {
   schemaName?: string;
   /** Text of the last user message. */
   lastUser: string;
+  /** This server's own time on the request, ms: from the body read to the reply written (unset for `hang`). */
+  serverMs?: number;
 }
 
 export type Reply =
@@ -69,6 +71,7 @@ export class FakeOpenAIServer {
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
+    const t0 = performance.now();
     let body: any;
     try { body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null'); } catch { body = null; }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
@@ -86,7 +89,9 @@ export class FakeOpenAIServer {
     if ('status' in reply) {
       const headers: Record<string, string> = {};
       if (reply.retryAfterMs !== undefined) headers['retry-after-ms'] = String(reply.retryAfterMs);
-      return send(res, reply.status, { error: { message: reply.message ?? `status ${reply.status}`, type: 'server_error' } }, headers);
+      send(res, reply.status, { error: { message: reply.message ?? `status ${reply.status}`, type: 'server_error' } }, headers);
+      rec.serverMs = performance.now() - t0;
+      return;
     }
     const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
     const usage = reply.usage ?? this.defaultUsage;
@@ -96,6 +101,7 @@ export class FakeOpenAIServer {
       choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     });
+    rec.serverMs = performance.now() - t0;
   }
 }
 

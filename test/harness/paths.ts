@@ -6,8 +6,11 @@ import * as path from 'node:path';
 /** Absolute path of the repository root (the folder holding package.json). */
 export const repoRoot = path.resolve(__dirname, '..', '..', '..');
 
-/** Where every run leaves its logs, summaries and screenshots (gitignored). */
-export const testResultsDir = path.join(repoRoot, 'test-results');
+/**
+ * Where every run leaves its logs, summaries and screenshots (gitignored). Override with
+ * EXPBENCH_TEST_RESULTS (an absolute path) to run two tiers of the same name side by side.
+ */
+export const testResultsDir = process.env.EXPBENCH_TEST_RESULTS ?? path.join(repoRoot, 'test-results');
 
 /** Folder of PNG screenshots written by e2e tests. */
 export const screenshotsDir = path.join(testResultsDir, 'screenshots');

@@ -4,7 +4,8 @@
 // `expbench.datasets` pointing at ../shared/data/exp-bench, opens the workbench, and runs mocha
 // (bdd) over out/test/e2e/**/*.e2e.test.js with the page available through getWorkbench().
 // Artifacts: test-results/e2e/ (logs, Playwright trace on failure), test-results/screenshots/*.png.
-// Env: EXPBENCH_E2E_VSIX=path skips packaging; EXPBENCH_E2E_TIMEOUT_MS per test (default 120000).
+// Env: EXPBENCH_E2E_VSIX=path skips packaging; EXPBENCH_E2E_TIMEOUT_MS per test (default 120000);
+// EXPBENCH_E2E_GREP runs only the tests whose full title matches (mocha grep).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
@@ -58,13 +59,17 @@ async function main(): Promise<number> {
     page.on('console', (m) => browserLog.write(`[${m.type()}] ${m.text()}\n`));
     page.on('pageerror', (e) => browserLog.write(`[pageerror] ${e.stack ?? e.message}\n`));
     await page.goto(server.workbenchUrl({ folder: workspace }), { waitUntil: 'domcontentloaded' });
-    const workbench = new Workbench(page, screenshotsDir);
+    const srv = server;
+    const workbench = new Workbench(page, screenshotsDir, undefined, (folder) => srv.workbenchUrl({ folder }));
+    workbench.initialFolder = workspace;
     await workbench.ready();
     setWorkbench(workbench);
 
     const mocha = new Mocha({
       ui: 'bdd',
+      ...(process.env.EXPBENCH_E2E_GREP ? { grep: process.env.EXPBENCH_E2E_GREP } : {}),
       timeout: Number(process.env.EXPBENCH_E2E_TIMEOUT_MS ?? 120_000),
+      ...(process.env.EXPBENCH_E2E_GREP ? { grep: process.env.EXPBENCH_E2E_GREP } : {}),
       reporter: SummaryReporter as unknown as string,
       reporterOptions: { summary: summaryFile('e2e'), tier: 'e2e' },
       rootHooks: {

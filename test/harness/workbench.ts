@@ -3,7 +3,7 @@
 // Selectors are VS Code 1.100's DOM (class names of the workbench parts and monaco lists).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Frame, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
 
 /** A label to match: a string matches the whole visible label, a RegExp any part of it. */
 export type LabelMatch = string | RegExp;
@@ -17,7 +17,23 @@ export class Workbench {
    * @param screenshotsDir folder for `screenshot(name)` (created on demand)
    * @param timeoutMs default wait for each UI step (ms)
    */
-  constructor(readonly page: Page, readonly screenshotsDir: string, readonly timeoutMs = 30_000) {}
+  constructor(readonly page: Page, readonly screenshotsDir: string, readonly timeoutMs = 30_000,
+    private readonly urlFor?: (folder: string) => string) {}
+
+  /**
+   * Opens `folder` (absolute path on this machine) in the same browser page, the way a user opens
+   * a recent folder, and waits for the workbench. Tests that open another folder call
+   * `openFolder(initialFolder)` in their `after` hook so later tests see the usual window.
+   * Throws when the workbench was built without a code-server URL (see run-e2e.ts).
+   */
+  async openFolder(folder: string): Promise<void> {
+    if (!this.urlFor) throw new Error('this Workbench cannot open folders (constructed without a URL builder)');
+    await this.page.goto(this.urlFor(folder), { waitUntil: 'domcontentloaded' });
+    await this.ready();
+  }
+
+  /** The folder the run opened first (an empty folder with `expbench.datasets` set). */
+  initialFolder = '';
 
   /** Waits until the workbench has rendered its activity bar and status bar. */
   async ready(): Promise<void> {
@@ -159,5 +175,91 @@ export class Workbench {
     const file = path.join(this.screenshotsDir, `${name.replace(/[^\w.-]+/g, '_')}.png`);
     await this.page.screenshot({ path: file });
     return file;
+  }
+
+  /** The code-server URL that opens `folder` (throws without a URL builder, see openFolder). */
+  folderUrl(folder: string): string {
+    if (!this.urlFor) throw new Error('this Workbench cannot open folders (constructed without a URL builder)');
+    return this.urlFor(folder);
+  }
+
+  /**
+   * Opens `folder` in a NEW browser context of the same browser (a second window) and returns its
+   * workbench; close `context` to end that window (e.g. abruptly, to simulate a killed window).
+   */
+  async openFolderInNewContext(folder: string): Promise<{ workbench: Workbench; context: BrowserContext }> {
+    const browser = this.page.context().browser();
+    if (!browser) throw new Error('the page has no browser to open a second context in');
+    const context = await browser.newContext({ viewport: this.page.viewportSize() ?? { width: 1600, height: 1000 } });
+    const page = await context.newPage();
+    await page.goto(this.folderUrl(folder), { waitUntil: 'domcontentloaded' });
+    const workbench = new Workbench(page, this.screenshotsDir, this.timeoutMs, this.urlFor);
+    workbench.initialFolder = this.initialFolder;
+    await workbench.ready();
+    return { workbench, context };
+  }
+
+  /** Runs "Developer: Reload Window" and waits until the reloaded workbench is ready. */
+  async reloadWindow(): Promise<void> {
+    const nav = this.page.waitForEvent('framenavigated', { predicate: (f) => f === this.page.mainFrame(), timeout: 60_000 });
+    await this.runCommand('Developer: Reload Window');
+    await nav;
+    await this.ready();
+  }
+
+  /**
+   * Creates a file (and its folders) at `relPath` in the first workspace folder with the
+   * Explorer's "New File..." box, the way a user does; the new file opens in the editor.
+   */
+  async newFileInExplorer(relPath: string): Promise<void> {
+    await this.page.keyboard.press('Control+Shift+E');
+    const explorer = this.page.locator('.part.sidebar .explorer-folders-view');
+    await explorer.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await this.page.locator('.part.sidebar').hover();
+    await this.page.locator('.part.sidebar .action-label[aria-label^="New File"]').first().click();
+    const box = this.page.locator('.part.sidebar .explorer-item-edited input, .part.sidebar .monaco-inputbox input').first();
+    await box.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await box.fill(relPath);
+    await box.press('Enter');
+    await this.page.locator('.part.editor .tab.active .label-name', { hasText: path.posix.basename(relPath) })
+      .waitFor({ state: 'visible', timeout: this.timeoutMs });
+  }
+
+  /** Opens a workspace file by its relative path with Quick Open (Ctrl+P). */
+  async quickOpen(relPath: string): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    await this.page.keyboard.press('Control+P');
+    await widget.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await widget.locator('input').fill(relPath);
+    const row = widget.locator('.monaco-list-row').filter({ hasText: path.posix.basename(relPath) }).first();
+    await row.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await widget.locator('input').press('Enter');
+    await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
+    await this.page.locator('.part.editor .tab.active .label-name', { hasText: path.posix.basename(relPath) })
+      .waitFor({ state: 'visible', timeout: this.timeoutMs });
+  }
+
+  /**
+   * Replaces the whole text of the active editor with `text` the way a user pastes it (select all,
+   * Ctrl+V from the clipboard: no auto-indent or auto-closing), then saves it with Ctrl+S and
+   * waits until the tab is not dirty. The file may reach the disk a moment later: poll it.
+   */
+  async replaceActiveEditorText(text: string): Promise<void> {
+    await this.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(this.page.url()).origin });
+    await this.page.evaluate((t) => navigator.clipboard.writeText(t), text);
+    const editor = this.page.locator('.part.editor .editor-group-container.active .monaco-editor .view-lines').first();
+    await editor.click();
+    await this.page.keyboard.press('Control+A');
+    await this.page.keyboard.press('Control+V');
+    await this.page.keyboard.press('Control+S');
+    await this.page.locator('.part.editor .tab.active.dirty').waitFor({ state: 'detached', timeout: this.timeoutMs });
+  }
+
+  /** Clicks `button` (e.g. "Submit") in the modal dialog the workbench shows. */
+  async confirmDialog(button: LabelMatch): Promise<void> {
+    const dialog = this.page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await dialog.locator('.monaco-button', { hasText: asRegExp(button) }).first().click();
+    await dialog.waitFor({ state: 'hidden', timeout: this.timeoutMs });
   }
 }

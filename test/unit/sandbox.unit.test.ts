@@ -15,7 +15,7 @@ import { isExpBenchError } from '../../src/core/errors';
 import {
   CONTRACT_LABEL, DEFAULT_IMAGE, type Limits, createContainer, createWorkContainer, ensureImage, ensureWorkContainer,
   execText, findWorkContainer, inspectImage, listProjectContainers, removeContainer, removeOrphans,
-  removeWorkContainer, startExec,
+  removeDeadWorkContainers, removeWorkContainer, startExec,
 } from '../../src/core/sandbox';
 import { assertNoContainers, ensureTestImage, requireDocker } from '../harness/docker';
 
@@ -126,7 +126,8 @@ describe('sandbox (real Docker)', function () {
     assert.equal(r.aborted, true);
     assert.ok(r.exitCode !== 0, `exit code ${r.exitCode}`);
     assert.ok(r.durationMs < 10_000, `took ${r.durationMs} ms`);
-    const ps = await execText(container, { cmd: ['sh', '-c', 'ps -eo comm,args | grep -c "^sleep" || true'] });
+    // The container's own main process is `sleep infinity`: count only the exec's sleeps.
+    const ps = await execText(container, { cmd: ['sh', '-c', 'ps -eo comm,args | grep -c -E "^sleep +sleep 30[01]$" || true'] });
     assert.equal(ps.stdout.trim(), '0', 'the background sleeps were killed too');
     await removeWorkContainer(docker, session);
   });
@@ -141,6 +142,29 @@ describe('sandbox (real Docker)', function () {
     const r = await s.done;
     assert.equal(r.exitCode, 3);
     assert.match(out, /45 123/);
+    await removeWorkContainer(docker, session);
+  });
+
+  it('exec with a TTY: Ctrl-C (\\x03 typed into the TTY) interrupts the foreground command, the shell lives on', async () => {
+    const session = newSession();
+    const { container } = await createWorkContainer(docker, { task: 't/1/0', session, workspaceDir: newWorkspace(), image: DEFAULT_IMAGE, limits: noNet });
+    let out = '';
+    const s = await startExec(container, { cmd: ['bash', '--norc', '-i'], tty: true, onStdout: (c) => { out += c.toString(); } });
+    const waitFor = async (re: RegExp) => {
+      for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+      assert.match(out, re);
+    };
+    s.write('sleep 30; echo "after=$?"\r');
+    await waitFor(/sleep 30/);
+    await new Promise((r) => setTimeout(r, 300)); // let sleep start
+    const t0 = Date.now();
+    s.write('\x03');
+    s.write('echo "status=$?"; exit 4\r');
+    const r = await s.done;
+    assert.ok(Date.now() - t0 < 10_000, 'Ctrl-C ended the sleep at once');
+    assert.equal(r.exitCode, 4);
+    assert.match(out, /status=130/); // 128 + SIGINT
+    assert.doesNotMatch(out, /after=0/);
     await removeWorkContainer(docker, session);
   });
 
@@ -245,7 +269,8 @@ describe('sandbox (real Docker)', function () {
   it('removeOrphans removes containers of dead sessions only', async () => {
     const alive = newSession();
     const dead = newSession();
-    const mk = (session: string) => createContainer(docker, { image: DEFAULT_IMAGE, labels: { task: 't/1/0', session, role: 'verify' }, limits: noNet, user: 'solver', workdir: '/workspace' });
+    // role 'work': a concurrent verify run (another process on this engine) sweeps stopped 'verify' containers.
+    const mk = (session: string) => createContainer(docker, { image: DEFAULT_IMAGE, labels: { task: 't/1/0', session, role: 'work' }, limits: noNet, user: 'solver', workdir: '/workspace' });
     const a = await mk(alive);
     const d1 = await mk(dead);
     const d2 = await mk(dead);
@@ -254,6 +279,21 @@ describe('sandbox (real Docker)', function () {
     assert.deepEqual(removed.sort(), [d1.id, d2.id].sort());
     assert.equal((await listProjectContainers(docker, { session: alive })).length, 1);
     await removeContainer(docker, a.id);
+  });
+
+  it('start-up cleanup removes work containers whose session workspace was deleted, and only those', async () => {
+    const gone = newSession();
+    const kept = newSession();
+    const goneWs = newWorkspace();
+    const a = await createWorkContainer(docker, { task: 't/1/0', session: gone, workspaceDir: goneWs, image: DEFAULT_IMAGE, limits: noNet });
+    const b = await createWorkContainer(docker, { task: 't/1/0', session: kept, workspaceDir: newWorkspace(), image: DEFAULT_IMAGE, limits: noNet });
+    fs.rmSync(path.dirname(goneWs), { recursive: true, force: true });
+    const removed = await removeDeadWorkContainers(docker);
+    assert.ok(removed.includes(a.id), 'the container of the deleted session was removed');
+    assert.ok(!removed.includes(b.id), 'the live session keeps its container');
+    assert.equal((await listProjectContainers(docker, { session: gone })).length, 0);
+    assert.equal((await listProjectContainers(docker, { session: kept })).length, 1);
+    await removeWorkContainer(docker, kept);
   });
 
   it('a container removed mid-exec gives CONTAINER_FAILED, not a hang', async () => {

@@ -82,6 +82,10 @@ describe('workspace: prepareSession on real git repositories', function () {
     const dc = JSON.parse(await fsp.readFile(path.join(ws, '.devcontainer/devcontainer.json'), 'utf8'));
     assert.equal(dc.image, 'expbench/sandbox:1');
     assert.equal(dc.workspaceFolder, '/workspace');
+    // from sandbox/devcontainer.template.json, placeholders replaced
+    assert.equal(dc.name, 'EXP-Bench iclr2024/1/0');
+    assert.equal(dc.remoteUser, 'solver');
+    assert.ok(dc.runArgs.includes('--network=none') && dc.runArgs.includes('expbench.task=iclr2024/1/0'), JSON.stringify(dc.runArgs));
     assert.match(await fsp.readFile(path.join(ws, '.git/info/exclude'), 'utf8'), /^\/\.devcontainer\/$/m);
     assert.equal(await sh(ws, 'status', '--porcelain', '--untracked-files=all'), '');
   });

@@ -2,6 +2,7 @@ import { HostMessageSchema } from '../../src/protocol/messages';
 import { renderBrief } from './brief';
 import { renderSection } from './sections/registry';
 import './sections/phases';
+import './sections/gaps';
 import { loadUiState, saveUiState, send } from './vscodeApi';
 
 /** The brief webview's entry: validates every host message, renders, and saves UI-only state. */

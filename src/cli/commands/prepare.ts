@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
+import { writeSessionMarker } from '../../core/session/marker';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { prepareSession } from '../../core/workspace/prepare';
 import { datasetDirs } from '../datasets';
@@ -39,6 +40,7 @@ export function register(program: Command): void {
           task, source, commit: opts.commit, outDir: path.resolve(opts.out), cacheDir: opts.cache, image: opts.image,
           signal: ac.signal, onProgress: (p) => process.stderr.write(`${p.step}: ${p.message}\n`),
         });
+        await writeSessionMarker(path.resolve(opts.out), task);
         if (opts.json) printJson(m);
         else {
           console.log(`prepared ${m.taskId} in ${path.resolve(opts.out)} (${Date.now() - started} ms)`);

@@ -1,4 +1,7 @@
-import Docker from 'dockerode';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 
@@ -8,12 +11,25 @@ const logger = log('sandbox');
 export const START_ENGINE_HINT =
   'start one with: sudo dockerd --iptables=false & (or: bash scripts/setup-docker.sh)';
 
-/** Where dockerode connects: `DOCKER_HOST` when set, otherwise the local Unix socket. */
+/**
+ * Where dockerode connects: `DOCKER_HOST` when set, otherwise the local Unix socket. With no
+ * options, docker-modem's socketPath is a function that picks `~/.docker/run/docker.sock` when it
+ * exists, else `/var/run/docker.sock`; the same choice is made here.
+ */
 export function engineAddress(docker?: Docker): string {
-  const modem = (docker as unknown as { modem?: { socketPath?: string; host?: string; port?: number } } | undefined)?.modem;
-  if (modem?.socketPath) return modem.socketPath;
+  const modem = (docker as unknown as { modem?: { socketPath?: unknown; host?: string; port?: number } } | undefined)?.modem;
+  if (typeof modem?.socketPath === 'string' && modem.socketPath) return modem.socketPath;
   if (modem?.host) return `${modem.host}${modem.port ? `:${modem.port}` : ''}`;
-  return process.env.DOCKER_HOST || '/var/run/docker.sock';
+  if (process.env.DOCKER_HOST) return process.env.DOCKER_HOST;
+  const userSocket = path.join(os.homedir(), '.docker', 'run', 'docker.sock');
+  return typeof modem?.socketPath === 'function' && fs.existsSync(userSocket) ? userSocket : '/var/run/docker.sock';
+}
+
+/** True when the engine is reached through a Unix socket or named pipe (so its bind-mount paths are this machine's). */
+export function isLocalEngine(docker?: Docker): boolean {
+  const address = engineAddress(docker);
+  return address.startsWith('/') || address.startsWith('unix://') || address.startsWith('npipe:') || address.startsWith('\\\\.\\pipe')
+    || /^(tcp:\/\/)?(localhost|127\.0\.0\.1)(:|$)/.test(address);
 }
 
 /**
@@ -22,7 +38,10 @@ export function engineAddress(docker?: Docker): string {
  * Connecting is lazy: nothing is sent until the first call; use {@link ensureEngine} to check.
  */
 export function connectDocker(options?: Docker.DockerOptions): Docker {
-  return new Docker(options);
+  // Loaded on first use, not at import: evaluating dockerode (ssh2, grpc) takes ~1/3 of the
+  // extension bundle's load time, paid by every activation (bench/activation.bench.ts).
+  const DockerClient = require('dockerode') as typeof Docker;
+  return new DockerClient(options);
 }
 
 /**

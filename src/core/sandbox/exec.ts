@@ -105,7 +105,9 @@ export async function startExec(container: Docker.Container, opts: ExecOptions):
     const script = `p=$(cat "${pidFile}" 2>/dev/null) || exit 0; kill -TERM -$p 2>/dev/null || kill -TERM $p 2>/dev/null; ` +
       `for i in $(seq ${grace * 10}); do kill -0 -$p 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL -$p 2>/dev/null || kill -KILL $p 2>/dev/null; exit 0`;
     try {
-      const k = await container.exec({ Cmd: ['sh', '-c', script], User: '0', AttachStdout: true, AttachStderr: true });
+      // As the exec's own user: with no-new-privileges and a non-root image user, a root exec gets
+      // no capabilities (no CAP_KILL), so only the same uid may signal the group.
+      const k = await container.exec({ Cmd: ['sh', '-c', script], User: opts.user, AttachStdout: true, AttachStderr: true });
       const ks = await k.start({});
       await new Promise<void>((resolve) => { ks.on('end', resolve); ks.on('error', () => resolve()); ks.resume(); });
     } catch (e) {

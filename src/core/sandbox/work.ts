@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
-import { dockerError, statusOf } from './connection';
-import { type Created, type Limits, LABEL_TASK, createContainer, listProjectContainers, removeContainer, startContainer } from './containers';
+import { dockerError, isLocalEngine, statusOf } from './connection';
+import { type Created, type Limits, LABEL_ROLE, LABEL_TASK, createContainer, listProjectContainers, removeContainer, removeOrphans, startContainer } from './containers';
 import { shareWorkspaceWithSolver } from './ownership';
 
 const logger = log('sandbox');
@@ -119,4 +120,27 @@ export async function removeWorkContainer(docker: Docker, session: string): Prom
   let n = 0;
   for (const c of await listProjectContainers(docker, { session, role: 'work' })) if (await removeContainer(docker, c.Id)) n++;
   return n;
+}
+
+/**
+ * Whether a project container still belongs to a session that exists: a work container whose
+ * bind-mounted workspace folder is gone (the session was deleted) is not. Other roles are left to
+ * their owners (the verifier sweeps its own stopped containers).
+ */
+export function workspaceStillExists(info: Docker.ContainerInfo): boolean {
+  if (info.Labels?.[LABEL_ROLE] !== 'work') return true;
+  const source = info.Mounts?.find((m) => m.Destination === WORKSPACE_MOUNT)?.Source;
+  return source !== undefined && fs.existsSync(source);
+}
+
+/**
+ * Start-up cleanup: removes work containers whose session workspace no longer exists on this
+ * machine (crash or deleted-session leftovers). Does nothing when the engine is not local (a
+ * remote engine's mount paths cannot be checked here).
+ * @returns ids of the removed containers
+ * @throws ExpBenchError DOCKER_UNAVAILABLE when the engine is gone
+ */
+export async function removeDeadWorkContainers(docker: Docker): Promise<string[]> {
+  if (!isLocalEngine(docker)) return [];
+  return removeOrphans(docker, (_session, info) => workspaceStillExists(info));
 }

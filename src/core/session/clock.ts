@@ -11,7 +11,8 @@ import type { Disposable, SessionStore } from './store';
  * The rule (also in docs/events.md):
  * - The clock starts paused. `start` opens the first segment; `pause` closes the open one;
  *   `resume` opens a new one. Working time = Σ (end − start) over the segments, pauses excluded.
- * - While a segment is open its `lastBeat` is refreshed every {@link HEARTBEAT_MS} and on every
+ * - While a segment is open its `lastBeat` is refreshed every {@link HEARTBEAT_MS}, on every
+ *   action of the baseliner (draft edits, phase changes, notes, saves: see session.ts) and on every
  *   clock action. The process that owns the session counts the open segment up to now; any other
  *   reader (the CLI) counts it up to `lastBeat`, the last moment work is known to have happened.
  * - When the owner closes cleanly, the segment is closed at that moment (`endReason: interrupted`).
@@ -20,7 +21,7 @@ import type { Disposable, SessionStore } from './store';
  *   time the window was gone is never counted. Then, if the clock was running, it resumes.
  * - Submit and give-up close the clock for good.
  */
-export const HEARTBEAT_MS = 30_000;
+export const HEARTBEAT_MS = 5_000;
 
 const logger = log('session');
 

@@ -47,6 +47,7 @@ export class WorkspaceRecorder {
       const before = this.last.has(rel) ? this.last.get(rel)! : await this.taskStart(rel);
       this.last.set(rel, content);
       if (before === content) return false;
+      this.session.touch();
       let diff = createPatch(rel, before, content);
       const truncated = diff.length > MAX_DIFF_CHARS;
       if (truncated) diff = diff.slice(0, MAX_DIFF_CHARS);

@@ -61,6 +61,7 @@ export class Session {
     const from = this.store.state.phase;
     if (from === to) return;
     this.store.update((s) => { s.phase = to; });
+    this.touch();
     await this.recordDrafts();
     await this.events.append({ type: 'phase.changed', from, to });
   }
@@ -70,6 +71,7 @@ export class Session {
     if (!text.trim()) throw new ExpBenchError('BAD_INPUT', 'note', 'a note needs some text');
     const note = { at: new Date(this.store.now()).toISOString(), text };
     this.store.update((s) => { s.notes.push(note); });
+    this.touch();
     await this.events.append({ type: 'note.added', text });
     return note;
   }
@@ -79,6 +81,7 @@ export class Session {
     const d = DesignDraftSchema.parse(design);
     this.assertEditable('design');
     this.store.update((s) => { s.design = d; });
+    this.touch();
     this.draftChanged('design');
   }
 
@@ -86,6 +89,7 @@ export class Session {
   setConclusion(text: string): void {
     this.assertEditable('conclusion');
     this.store.update((s) => { s.conclusion = text; });
+    this.touch();
     this.draftChanged('conclusion');
   }
 
@@ -112,6 +116,14 @@ export class Session {
       await this.events.settled();
       await this.store.close();
     }
+  }
+
+  /**
+   * Work just happened: a running clock's heartbeat moves to now, so that a window killed right
+   * after it loses no counted time (see clock.ts). Written with the change that caused it.
+   */
+  touch(): void {
+    try { this.clock.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${(e as Error)?.message ?? e}`); }
   }
 
   private draftChanged(which: 'design' | 'conclusion'): void {

@@ -1,3 +1,5 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import * as tarFs from 'tar-fs';
@@ -8,7 +10,11 @@ import { LineSplitter, LogLine } from './logs';
 /** uid/gid of the image contract's non-root user `solver` (sandbox/README.md, contract v1). */
 export const SOLVER_UID = 1000;
 
-/** Where the in-container wrapper keeps its marker and the archive of changed files. */
+/**
+ * Where the in-container wrapper keeps its marker and the archive of changed files: the run's
+ * output folder on the host (`private/verify/<runId>/out`), bind-mounted (never the workspace), so
+ * the archive is read from the host without another round trip to the engine.
+ */
 export const WRAPPER_DIR = '/tmp/.expbench';
 /** Text files the run created or changed, larger than this (bytes) are not searched for claims. */
 export const MAX_CHANGED_FILE_BYTES = 1024 * 1024;
@@ -22,7 +28,8 @@ export const MAX_CHANGED_FILES = 500;
  * any more, e.g. after a crash, still ends; the verifier's own timer fires first), and (3) after the
  * script exits, archives the regular files under /workspace newer than the marker (up to
  * {@link MAX_CHANGED_FILES}, each < 1 MiB, `.git` excluded) to `/tmp/.expbench/changed.tar`,
- * which the verifier copies out for the claims check. The wrapper prints nothing itself.
+ * which the verifier reads from the run's output folder for the claims check. The wrapper prints
+ * nothing itself.
  */
 export function wrapperCommand(backstopSeconds: number): string[] {
   const s = Math.max(1, Math.ceil(backstopSeconds));
@@ -83,31 +90,25 @@ export async function logsSince(container: Docker.Container, follow: boolean, si
 }
 
 /**
- * Reads `/tmp/.expbench/changed.tar` from a (stopped) container: the text files the run created or
- * changed. Binary files (a NUL byte in the first 8 KiB) are skipped. No archive (the run was
- * killed before the wrapper wrote it) gives an empty list.
+ * Reads `changed.tar`, written by the wrapper into the run's output folder (bind-mounted at
+ * {@link WRAPPER_DIR}): the text files the run created or changed. Binary files (a NUL byte in the
+ * first 8 KiB) are skipped. No archive (the run was killed before the wrapper wrote it) gives an
+ * empty list.
+ * @param outDir the host folder mounted at {@link WRAPPER_DIR} (see `VerifyRunPaths.out`)
  */
-export async function collectChangedFiles(container: Docker.Container): Promise<OutputSource[]> {
-  let outer: NodeJS.ReadableStream;
+export async function collectChangedFiles(outDir: string): Promise<OutputSource[]> {
+  let archive: Buffer;
   try {
-    outer = await container.getArchive({ path: `${WRAPPER_DIR}/changed.tar` });
+    archive = await fsp.readFile(path.join(outDir, 'changed.tar'));
   } catch {
     return [];
   }
-  const inner = await firstEntry(outer);
-  if (!inner) return [];
   const files: OutputSource[] = [];
-  await eachEntry(Readable.from([inner]), (name, data) => {
+  await eachEntry(Readable.from([archive]), (name, data) => {
     if (data.subarray(0, 8192).includes(0)) return;
     files.push({ source: name.replace(/^\/?workspace\//, ''), text: data.toString('utf8') });
   });
   return files;
-}
-
-async function firstEntry(stream: NodeJS.ReadableStream): Promise<Buffer | undefined> {
-  let first: Buffer | undefined;
-  await eachEntry(stream, (_n, data) => { if (!first) first = data; });
-  return first;
 }
 
 function eachEntry(stream: NodeJS.ReadableStream, onFile: (name: string, data: Buffer) => void): Promise<void> {
@@ -140,4 +141,23 @@ export function isoToNs(iso: string): bigint {
 export function toDockerSince(iso: string): string {
   const ns = isoToNs(iso);
   return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
+}
+
+/**
+ * Signals the engine sent to container `id` (its `kill` events: `docker stop`, `docker kill`, the
+ * engine stopping its containers when it shuts down or restarts) between `sinceIso` and now,
+ * as numbers or names as the engine reports them (`"15"`, `"SIGTERM"`).
+ * @throws the engine's error (dockerode) when the events cannot be read
+ */
+export async function killSignalsSince(docker: Docker, id: string, sinceIso: string): Promise<string[]> {
+  // String timestamps `<s>.<ns>`: `until` = now returns at once with the events so far.
+  const stamp = (iso: string) => toDockerSince(iso) as unknown as number;
+  const stream = await docker.getEvents({
+    since: stamp(new Date(Date.parse(sinceIso) - 1000).toISOString()), until: stamp(new Date().toISOString()),
+    filters: { container: [id], event: ['kill'] },
+  });
+  const chunks: Buffer[] = [];
+  for await (const c of stream as AsyncIterable<Buffer | string>) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c));
+  return Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l.trim() !== '')
+    .map((l) => String((JSON.parse(l) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? ''));
 }

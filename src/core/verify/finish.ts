@@ -1,3 +1,4 @@
+import { promises as fsp } from 'node:fs';
 import type Docker from 'dockerode';
 import { ExpBenchError, cancelled } from '../errors';
 import { log } from '../log';
@@ -8,7 +9,7 @@ import { EventLog } from '../session/events';
 import { SessionLayout } from '../session/layout';
 import { readJsonIfExists } from '../util/fs';
 import { checkClaims, OutputSource } from './claims';
-import { collectChangedFiles } from './container-io';
+import { collectChangedFiles, killSignalsSince } from './container-io';
 import { readLogText, RunLogs } from './logs';
 import { ClaimsResult, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
 
@@ -67,7 +68,8 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       const state = (await container.inspect()).State;
       exitCode = state.ExitCode;
       if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
-      if (!killedBy) changed = await collectChangedFiles(container);
+      if (!killedBy && exitCode !== 0) failure = await stoppedFromOutside(ctx, state.FinishedAt);
+      if (!killedBy && !failure) changed = await collectChangedFiles(ctx.paths.out);
     } catch (e) {
       failure = statusOf(e) === 404
         ? disappeared(container.id)
@@ -86,6 +88,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     const backstop = !killedBy && exitCode !== null && [124, 137].includes(exitCode) && durationMs >= record.limits.timeoutMs;
     const timedOut = killedBy === 'timeout' || backstop;
     await ctx.logs.close();
+    await fsp.rm(ctx.paths.out, { recursive: true, force: true }).catch(() => undefined);
     const claims = await claimsFor(ctx.layout, ctx.paths, changed);
     // Removed by someone else between its exit and our removal: the run was interfered with.
     if ((await removal) === 'gone' && !failure) failure = disappeared(container.id);
@@ -117,6 +120,24 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   } finally {
     await removal;
   }
+}
+
+/**
+ * A run that the engine stopped with SIGTERM (its stop signal) is not a result of the script: the
+ * engine was shutting down or restarting (it stops every container), or someone ran `docker stop`.
+ * The verifier itself only ever sends SIGKILL. SIGKILL from outside (`docker kill`, like the
+ * kernel's OOM killer) stays a result: exit 137.
+ */
+async function stoppedFromOutside(ctx: RunContext, finishedAt: string): Promise<ExpBenchError | undefined> {
+  let signals: string[];
+  try {
+    signals = await killSignalsSince(ctx.docker, ctx.container.id, ctx.record.startedAt);
+  } catch (e) {
+    return dockerError(e, `verify container ${ctx.container.id.slice(0, 12)}`, 'reading why the run stopped', ctx.docker);
+  }
+  if (!signals.some((s) => s === '15' || s === 'SIGTERM' || s === 'TERM')) return undefined;
+  return new ExpBenchError('CONTAINER_FAILED', ctx.container.id.slice(0, 12),
+    `the Docker engine stopped the verify container at ${finishedAt} (SIGTERM: the engine shutting down or restarting, or \`docker stop\`); the run was interrupted, not finished: run the verifier again`);
 }
 
 function disappeared(id: string): ExpBenchError {

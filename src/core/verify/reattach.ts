@@ -6,7 +6,7 @@ import { connectDocker, dockerError, ensureEngine, statusOf } from '../sandbox/c
 import type { EventLog } from '../session/events';
 import { SessionLayout } from '../session/layout';
 import { logsSince, pipeLines, toDockerSince, isoToNs } from './container-io';
-import { watchToEnd } from './finish';
+import { removeWithRetry, watchToEnd } from './finish';
 import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
 import { latestRecordPath, readRecord, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
 
@@ -68,10 +68,11 @@ export async function settlePrevious(layout: SessionLayout, docker: Docker): Pro
   await resume(layout, docker, record, {}).catch((e) => logger.warn(`previous run ${record.runId}: ${e instanceof Error ? e.message : String(e)}`));
 }
 
-async function containerState(docker: Docker, id: string): Promise<'running' | 'exited' | 'gone'> {
+/** `created`: the verifier stopped between saving the `running` record and starting the container. */
+async function containerState(docker: Docker, id: string): Promise<'running' | 'exited' | 'created' | 'gone'> {
   try {
     const s = (await docker.getContainer(id).inspect()).State;
-    return s.Running ? 'running' : 'exited';
+    return s.Running ? 'running' : s.Status === 'created' ? 'created' : 'exited';
   } catch (e) {
     if (statusOf(e) === 404) return 'gone';
     throw dockerError(e, id.slice(0, 12), 'inspecting the verify container', docker);
@@ -82,10 +83,15 @@ async function resume(layout: SessionLayout, docker: Docker, record: Verificatio
   const paths = new VerifyRunPaths(layout, record.runId);
   const id = record.containerId ?? '';
   const state = id ? await containerState(docker, id) : 'gone';
-  if (state === 'gone') {
+  if (state === 'gone' || state === 'created') {
+    // A created container never ran the script: waiting on it would report exit code 0.
+    if (state === 'created') await removeWithRetry(docker, id);
+    const why = state === 'created'
+      ? 'was never started (the verifier stopped before starting it)'
+      : 'was gone before its result was collected (engine restarted, or removed from outside)';
     const failed: VerificationRecord = {
       ...record, status: 'error', endedAt: new Date().toISOString(),
-      error: { code: 'CONTAINER_FAILED', message: `the verify container ${id.slice(0, 12)} was gone before its result was collected (engine restarted, or removed from outside)` },
+      error: { code: 'CONTAINER_FAILED', message: `the verify container ${id.slice(0, 12)} ${why}` },
       E_exit: false, E_clean: record.mode === 'clean' ? false : null,
       E_claims: { claims: [], allFound: false, note: 'the run did not finish: claims not checked' },
     };

@@ -131,6 +131,8 @@ export class VerifyRunPaths {
   get stdout(): string { return path.join(this.dir, 'stdout.log'); }
   get stderr(): string { return path.join(this.dir, 'stderr.log'); }
   get combined(): string { return path.join(this.dir, 'combined.log'); }
+  /** The run's output folder, bind-mounted in the container at /tmp/.expbench (removed once read). */
+  get out(): string { return path.join(this.dir, 'out'); }
   /** `logs` of a record: the three files relative to the session folder. */
   relativeLogs(): VerificationRecord['logs'] {
     const rel = (p: string) => path.relative(this.layout.root, p).split(path.sep).join('/');

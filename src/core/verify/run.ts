@@ -10,7 +10,7 @@ import { DEFAULT_IMAGE, inspectImage } from '../sandbox/images';
 import type { EventLog } from '../session/events';
 import { SessionLayout } from '../session/layout';
 import { exists, readJsonIfExists } from '../util/fs';
-import { copyTreeIn, pipeLines, wrapperCommand } from './container-io';
+import { copyTreeIn, pipeLines, WRAPPER_DIR, wrapperCommand } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
 import { lintScript } from './lint';
 import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
@@ -86,6 +86,10 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
   const paths = new VerifyRunPaths(layout, runId);
   let tree: string | undefined;
   let containerId: string | undefined;
+  // The wrapper's output folder (changed.tar), writable by whichever uid the run uses.
+  const outDir = paths.out;
+  await fsp.mkdir(outDir, { recursive: true });
+  await fsp.chmod(outDir, 0o777);
   try {
     // Two independent branches in parallel: the engine's side (settle, sweep orphans, create the
     // container) and the clean tree.
@@ -93,14 +97,17 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     const [engineSide, workdirSource] = await allOrThrow([
       (async () => {
         await settlePrevious(layout, docker);
-        await removeOrphans(docker, (_session, info) => info.Labels?.[LABEL_ROLE] !== 'verify' || info.State === 'running');
+        await removeOrphans(docker, (_session, info) => mayBeWatched(docker, info));
         const imageInfo = await inspectImage(docker, image);
         if (!imageInfo) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
         status(`creating the verify container (${image})`);
         const created = await createContainer(docker, {
           image,
           labels: { task: taskId, session: path.basename(layout.root), role: 'verify' },
-          binds: mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : [],
+          binds: [
+            ...(mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : []),
+            { hostPath: outDir, containerPath: WRAPPER_DIR },
+          ],
           limits: {
             network: limits.network, gpus: limits.gpus,
             ...(limits.memoryBytes > 0 ? { memoryBytes: limits.memoryBytes } : {}),
@@ -117,7 +124,6 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
         return { imageInfo, created };
       })(),
       (async () => {
-        await fsp.mkdir(paths.dir, { recursive: true });
         if (mode !== 'clean') return layout.workspace;
         status('building the clean tree (task start + the solver\'s patch)');
         tree = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-verify-tree-'));
@@ -178,6 +184,28 @@ async function allOrThrow<T extends readonly unknown[]>(ps: { [K in keyof T]: Pr
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw (failed as PromiseRejectedResult).reason;
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
+/** An exited verify container younger than this (ms since it exited) may still be collected by its watcher. */
+export const ORPHAN_GRACE_EXITED_MS = 2 * 60_000;
+/** A created, never started verify container younger than this may still be receiving its tree. */
+export const ORPHAN_GRACE_CREATED_MS = 15 * 60_000;
+
+/**
+ * The orphan sweep's keep rule: only verify containers are swept (work containers belong to their
+ * session's window); a running one is kept (another window or process may be watching it, and its
+ * own backstop ends it), and so is one that exited or was created recently (its watcher, in another
+ * process, may be collecting its result or copying its tree in right now).
+ */
+async function mayBeWatched(docker: Docker, info: Docker.ContainerInfo): Promise<boolean> {
+  if (info.Labels?.[LABEL_ROLE] !== 'verify' || info.State === 'running') return true;
+  if (info.State === 'created') return Date.now() - info.Created * 1000 < ORPHAN_GRACE_CREATED_MS;
+  try {
+    const finished = Date.parse((await docker.getContainer(info.Id).inspect()).State.FinishedAt);
+    return Number.isFinite(finished) && finished > 0 && Date.now() - finished < ORPHAN_GRACE_EXITED_MS;
+  } catch {
+    return false;
+  }
 }
 
 /** `uid:gid` of the workspace folder (harness mode runs as its owner). */

@@ -5,7 +5,7 @@ import { log } from '../../core/log';
 import { connectDocker, ensureEngine } from '../../core/sandbox/connection';
 import type { Limits } from '../../core/sandbox/containers';
 import { ensureImage } from '../../core/sandbox/images';
-import { ensureWorkContainer, removeWorkContainer } from '../../core/sandbox/work';
+import { ensureWorkContainer, removeDeadWorkContainers, removeWorkContainer } from '../../core/sandbox/work';
 import type { SessionLayout } from '../../core/session/layout';
 
 const logger = log('container');
@@ -39,7 +39,7 @@ export class WorkContainerManager implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   state: ContainerState = { state: 'unknown' };
 
-  constructor(private readonly layout: SessionLayout, private readonly taskId: string, private readonly image: string) {}
+  constructor(private readonly layout: SessionLayout, private readonly taskId: string, readonly image: string) {}
 
   get sessionId(): string {
     return path.basename(this.layout.root);
@@ -63,6 +63,11 @@ export class WorkContainerManager implements vscode.Disposable {
     await ensureEngine(docker);
     const { image, limits } = containerSettings(this.image);
     await ensureImage(docker, image);
+    const dead = await removeDeadWorkContainers(docker).catch((e: unknown) => {
+      logger.warn(`orphan cleanup failed: ${e instanceof Error ? e.message : String(e)}`);
+      return [];
+    });
+    if (dead.length) logger.info(`removed ${dead.length} work container(s) of deleted sessions`);
     const r = await ensureWorkContainer(docker, { task: this.taskId, session: this.sessionId, workspaceDir: this.layout.workspace, image, limits });
     logger.info(`${r.reattached ? 'reattached to' : 'created'} work container ${r.id.slice(0, 12)} for ${this.sessionId}`);
     this.set({ state: 'ready' });

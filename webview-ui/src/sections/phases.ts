@@ -166,9 +166,21 @@ function update(c: HTMLElement, v: PhasesView): void {
     b.addEventListener('click', () => act('clock', { op, ...(op === 'pause' ? { reason: (c.querySelector('#pause-reason') as HTMLInputElement | null)?.value || undefined } : {}) }));
     return b;
   };
-  const ops = v.finished ? [] : v.clock.status === 'not-started' ? [button('Start the clock', 'start')]
-    : v.clock.status === 'running' ? [el('input', { id: 'pause-reason', placeholder: 'pause reason (optional)' }), button('Pause', 'pause')] : [button('Resume', 'resume')];
-  if (!focusedIn(bar)) bar.replaceChildren(el('span', { class: `clock ${v.clock.status}` }, `⏱ ${v.clock.text}`), ...ops);
+  // The time is refreshed on every update; the buttons only when the clock's status changes (a
+  // clicked button keeps the focus, so "focused" must not freeze the bar), and never while the
+  // baseliner types a pause reason.
+  const clockEl = bar.querySelector<HTMLElement>('.clock') ?? bar.appendChild(el('span', {}));
+  clockEl.className = `clock ${v.clock.status}`;
+  clockEl.textContent = `Working time ${v.clock.text}`;
+  clockEl.title = 'Working time: pauses are not counted';
+  const opsKey = v.finished ? 'finished' : v.clock.status;
+  const typingReason = document.activeElement?.id === 'pause-reason';
+  if (bar.dataset.ops !== opsKey && !typingReason) {
+    bar.dataset.ops = opsKey;
+    const ops = v.finished ? [] : v.clock.status === 'not-started' ? [button('Start the clock', 'start')]
+      : v.clock.status === 'running' ? [el('input', { id: 'pause-reason', placeholder: 'pause reason (optional)', 'aria-label': 'Pause reason' }), button('Pause', 'pause')] : [button('Resume', 'resume')];
+    bar.replaceChildren(clockEl, ...ops);
+  }
   // design
   const designPanelEl = c.querySelector('.phase[data-phase="design"]');
   if (!focusedIn(designPanelEl)) {

@@ -1,0 +1,52 @@
+import { GapsViewSchema, type GapsLink, type GapsView } from '../../../src/protocol/messages';
+import { el } from '../dom';
+import { send } from '../vscodeApi';
+import { registerSection } from './registry';
+
+/**
+ * The gap report (section `gaps`): the latest judgement per phase and per item, with its verdict,
+ * the reason, and links that open the solver's hunk, the ground truth beside it (diff editor) or
+ * the requirement's line. A heuristic judgement is labelled so in the heading and on every row's
+ * verdict; a stale one (the patch changed since) carries a banner. Phases whose items are all fine
+ * start collapsed.
+ */
+function act(action: GapsLink['action'] | 'rerun', payload?: unknown): void {
+  send({ type: 'sectionAction', key: 'gaps', action, payload });
+}
+
+function link(l: GapsLink): HTMLElement {
+  const a = el('a', { href: '#', class: 'gap-link', 'data-action': l.action, title: l.action === 'openDiff' ? 'Open the ground truth beside your code' : '' }, l.label);
+  a.addEventListener('click', (e) => { e.preventDefault(); act(l.action, l.args); });
+  return a;
+}
+
+function phase(p: GapsView['phases'][number], heuristic: boolean): HTMLElement {
+  const rows = p.items.map((it) => el('tr', { class: 'gap-item', 'data-verdict': it.verdict },
+    el('td', { class: `gap-verdict ${it.tone}` }, heuristic && it.verdict !== 'not run' ? `${it.verdict}*` : it.verdict),
+    el('td', { class: 'wide' },
+      el('div', {}, it.label),
+      el('div', { class: 'muted' }, it.reason),
+      ...(it.links.length ? [el('div', { class: 'gap-links' }, ...it.links.flatMap((l, i) => (i ? [' · ', link(l)] : [link(l)])))] : []))));
+  // a phase whose items are all fine starts collapsed, so that the gaps come first
+  const open = p.items.some((it) => it.tone !== 'ok');
+  return el('details', { class: 'gap-phase', 'data-phase': p.id, ...(open ? { open: '' } : {}) },
+    el('summary', {}, el('strong', {}, p.title), ' ', el('span', { class: 'muted' }, `— ${p.score}`)),
+    rows.length ? el('table', { class: 'gaps' }, el('tbody', {}, ...rows)) : el('p', { class: 'muted' }, 'Nothing to report.'));
+}
+
+registerSection('gaps', (container, payload) => {
+  const parsed = GapsViewSchema.safeParse(payload);
+  if (!parsed.success) return;
+  const v = parsed.data;
+  const heuristic = v.kind === 'heuristic';
+  const rerun = el('button', { class: 'secondary' }, 'Run judge and verifier again');
+  rerun.addEventListener('click', () => act('rerun'));
+  container.replaceChildren(
+    el('h2', {}, 'Gap report ', el('span', { class: 'badge' }, heuristic ? 'heuristic' : v.by)),
+    el('p', { class: 'muted' }, v.summary, heuristic ? ' — * heuristic verdicts are word and file overlaps, not judgements.' : ''),
+    ...(v.stale ? [el('p', { class: 'warn', role: 'status' }, 'Stale: your patch changed since this judgement. The editor annotations are cleared; run the judge again.')] : []),
+    ...v.phases.map((p) => phase(p, heuristic)),
+    ...(v.notes.length ? [el('details', { class: 'gap-notes' }, el('summary', {}, `Notes (${v.notes.length})`), el('ul', {}, ...v.notes.map((n) => el('li', {}, n))))] : []),
+    el('div', { class: 'row' }, rerun),
+  );
+});
