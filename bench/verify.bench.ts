@@ -76,6 +76,7 @@ async function ownTime(workspace: string): Promise<number> {
   return Number(stdout.trim()) / 1000;
 }
 
+/** `beforeMs`: call → container about to start; `runMs`: the record's duration (start → exit); `afterMs`: the rest. */
 interface VerifyTiming { totalMs: number; beforeMs: number; runMs: number; afterMs: number; ok: boolean }
 
 async function verifyOnce(root: string): Promise<VerifyTiming> {

@@ -52,11 +52,17 @@ node -e '
 ' "$STATE/user-data/User/settings.json" "$(cd "$ROOT/.." && pwd)/shared/data/exp-bench"
 
 FOLDER=""
-if [[ -d "$SESSION" && -n "$(ls -A "$SESSION" 2>/dev/null)" ]]; then
+# The window opens the session's workspace (the solver's side), never the session root: its
+# private/ part (manifest, answers, logs, results) stays out of the solver's view.
+if [[ -f "$SESSION/workspace/.devcontainer/expbench-session.json" ]]; then
   say "reusing the prepared session $SESSION"
-  FOLDER="$SESSION"
+  FOLDER="$SESSION/workspace"
+elif [[ -d "$SESSION" && -n "$(ls -A "$SESSION" 2>/dev/null)" ]]; then
+  echo "$SESSION exists but is not a prepared session (no workspace/.devcontainer/expbench-session.json)." >&2
+  echo "Move it away or set EXPBENCH_START_DIR to another folder; it is left as it is." >&2
+  exit 1
 elif [[ -f dist/cli.js ]] && node dist/cli.js prepare "$TASK" --out "$SESSION"; then
-  FOLDER="$SESSION"
+  FOLDER="$SESSION/workspace"
 else
   say "could not prepare $TASK (see above): opening the sample dataset folder instead"
   rm -rf "$SESSION"

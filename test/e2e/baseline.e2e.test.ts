@@ -219,8 +219,10 @@ describe('human baseline session (end to end)', function () {
       (e) => e.type === 'phase.changed' && e.from === 'design' && e.to === 'implementation',
       (e) => e.type === 'file.edited' && e.path === 'experiments/temperature_scaling.py' && e.diff.includes('+def fit_temperature'),
       (e) => e.type === 'note.added',
-      (e) => e.type === 'clock.paused' && e.interrupted === true,
+      // the reload: the new window opens the session, closes the stretch the old one left open
+      // (at its last heartbeat) and resumes the clock
       (e) => e.type === 'session.opened' && e.restored,
+      (e) => e.type === 'clock.paused' && e.interrupted === true,
       (e) => e.type === 'clock.resumed' && e.restored === true,
       (e) => e.type === 'phase.changed' && e.from === 'implementation' && e.to === 'execution',
       (e) => e.type === 'file.edited' && e.path === 'reproduce_exp_bench.sh',

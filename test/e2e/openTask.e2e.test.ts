@@ -16,10 +16,10 @@ import type { Workbench } from '../harness/workbench';
 
 const TASK = 'sample/toycal/0';
 
-/** Text of the terminal's visible rows (xterm's DOM rows; the accessibility tree as a fallback). */
+/** Text of the terminal's visible rows (xterm's DOM renderer: terminal.integrated.gpuAcceleration off in the harness). */
 async function terminalText(wb: Workbench): Promise<string> {
   return wb.page.evaluate(() => {
-    const rows = [...document.querySelectorAll('.part.panel .terminal-wrapper.active .xterm-rows > div, .part.panel .terminal-wrapper.active .xterm-accessibility-tree > div')];
+    const rows = Array.from(document.querySelectorAll('.part.panel .xterm-rows > div'));
     return rows.map((r) => (r.textContent ?? '').replace(/\u00a0/g, ' ')).join('\n');
   });
 }
@@ -70,8 +70,8 @@ describe('Open Task: the container terminal (end to end)', function () {
 
     const tab = wb.page.locator('.part.panel').getByText('EXP-Bench: task container').first();
     await tab.waitFor({ state: 'visible', timeout: wb.timeoutMs });
-    await waitForTerminalText(wb, /solver@[^\n]*\/workspace\$/);
-    await wb.page.locator('.part.panel .terminal-wrapper.active .xterm').click();
+    await waitForTerminalText(wb, /solver@task:\/workspace\$/);
+    await wb.page.locator('.part.panel .xterm').first().click();
     await wb.page.keyboard.type('python3 --version');
     await wb.page.keyboard.press('Enter');
     const text = await waitForTerminalText(wb, /Python 3\.\d+\.\d+/);

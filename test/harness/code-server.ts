@@ -23,6 +23,10 @@ export const baseSettings: Readonly<Record<string, unknown>> = {
   'chat.commandCenter.enabled': false,
   'git.autofetch': false,
   'git.openRepositoryInParentFolders': 'never',
+  // xterm's DOM renderer: terminal text is in the DOM, readable by tests (no WebGL canvas).
+  'terminal.integrated.gpuAcceleration': 'off',
+  // no "Your application running on port N is available" toasts over the screenshots
+  'remote.autoForwardPorts': false,
 };
 
 export interface CodeServerOptions {

@@ -77,8 +77,8 @@ describe('sandbox (real Docker)', function () {
     assert.deepEqual([info.Config.Labels['expbench.task'], info.Config.Labels['expbench.session'], info.Config.Labels['expbench.role']], ['neurips2024/1/0', session, 'work']);
     assert.equal(info.Config.WorkingDir, '/workspace');
 
-    const who = await execText(container, { cmd: ['sh', '-c', 'id -u; id -un; pwd'] });
-    assert.deepEqual(who.stdout.trim().split('\n'), ['1000', 'solver', '/workspace']);
+    const who = await execText(container, { cmd: ['sh', '-c', 'id -u; id -un; pwd; hostname'] });
+    assert.deepEqual(who.stdout.trim().split('\n'), ['1000', 'solver', '/workspace', 'task']);
 
     const rw = await execText(container, { cmd: ['bash', '-c', 'cat "data/in put.txt" && echo made-inside > out.txt && echo more >> run.sh && mkdir -p results/a && touch results/a/b && git status --porcelain'] });
     assert.equal(rw.exitCode, 0, rw.stderr);

@@ -298,6 +298,7 @@ describe('verify (real Docker)', function () {
     const root = makeSession({ solver: script('echo started\nsleep 600') });
     let id: string | undefined;
     const p = runVerification(root, { limits: { timeoutMs: 60_000 }, onStarted: (rec) => { id = rec.containerId; } });
+    p.catch(() => undefined); // it rejects while the container is being removed below; asserted after
     await waitFor('the run to start', () => fs.existsSync(path.join(root, 'private/verify/latest.json')) && id
       && read(root, `private/verify/${(JSON.parse(read(root, 'private/verify/latest.json')) as VerificationRecord).runId}/stdout.log`).includes('started'));
     await docker.getContainer(id!).remove({ force: true });

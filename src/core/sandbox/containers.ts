@@ -61,6 +61,8 @@ export interface CreateContainerOptions {
   env?: Record<string, string>;
   /** Container name; default: the engine picks one. */
   name?: string;
+  /** Host name inside the container (shown in shell prompts); default: the engine's (the short id). */
+  hostname?: string;
   /** Start after creating (default true). Pass false to copy files in first. */
   start?: boolean;
 }
@@ -111,6 +113,7 @@ export async function createContainer(docker: Docker, opts: CreateContainerOptio
   try {
     container = await docker.createContainer({
       name: opts.name,
+      Hostname: opts.hostname,
       Image: opts.image,
       Cmd: opts.cmd ?? ['sleep', 'infinity'],
       User: opts.user,
@@ -197,7 +200,9 @@ export async function removeOrphans(docker: Docker, isAlive: (session: string, i
 export async function describeState(container: Docker.Container): Promise<string> {
   try {
     const s = (await container.inspect()).State;
-    if (s.Running) return 'running';
+    // A container being force-removed is still Running while the engine kills it: not running.
+    if (s.Running && s.Status !== 'removing') return 'running';
+    if (s.Status === 'removing') return 'being removed';
     return `${s.Status}, exit code ${s.ExitCode}${s.OOMKilled ? ', killed for exceeding its memory limit (OOM)' : ''}${s.Error ? `, ${s.Error}` : ''}`;
   } catch (e) {
     if (statusOf(e) === 404) return 'removed';

@@ -136,7 +136,13 @@ export async function startExec(container: Docker.Container, opts: ExecOptions):
         }
         const durationMs = Date.now() - started;
         // The exec's exit code means nothing when its container stopped or went away meanwhile.
-        const state = await describeState(container);
+        let state = await describeState(container);
+        // Killed by a signal: the container may be going down (force removal, docker kill), still
+        // marked running for a moment; look again for up to 500 ms before trusting the exit code.
+        for (let i = 0; state === 'running' && info.ExitCode >= 128 && i < 10; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          state = await describeState(container);
+        }
         if (state !== 'running') throw new ExpBenchError('CONTAINER_FAILED', label, `the container stopped while running ${JSON.stringify(opts.cmd)}: ${state}`);
         resolve({ exitCode: info.ExitCode, durationMs, aborted });
       } catch (e) {

@@ -58,6 +58,7 @@ export async function createWorkContainer(docker: Docker, opts: WorkContainerOpt
   const user = await shareWorkspaceWithSolver(workspaceDir);
   return createContainer(docker, {
     name: workContainerName(opts.session),
+    hostname: 'task',
     image: opts.image,
     labels: { task: opts.task, session: opts.session, role: 'work' },
     binds: [{ hostPath: workspaceDir, containerPath: WORKSPACE_MOUNT }],

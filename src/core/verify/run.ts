@@ -88,39 +88,47 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
   let containerId: string | undefined;
   // The wrapper's output folder (changed.tar), writable by whichever uid the run uses.
   const outDir = paths.out;
+  let watching = false;
   await fsp.mkdir(outDir, { recursive: true });
   await fsp.chmod(outDir, 0o777);
   try {
-    // Two independent branches in parallel: the engine's side (settle, sweep orphans, create the
-    // container) and the clean tree.
+    // Two independent branches in parallel: the engine's side (settle the previous run, then
+    // create the container while the image is inspected and orphans are swept) and the clean tree.
     const user = mode === 'clean' ? 'solver' : await ownerOf(layout.workspace);
     const [engineSide, workdirSource] = await allOrThrow([
       (async () => {
         await settlePrevious(layout, docker);
-        await removeOrphans(docker, (_session, info) => mayBeWatched(docker, info));
-        const imageInfo = await inspectImage(docker, image);
-        if (!imageInfo) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
-        status(`creating the verify container (${image})`);
-        const created = await createContainer(docker, {
-          image,
-          labels: { task: taskId, session: path.basename(layout.root), role: 'verify' },
-          binds: [
-            ...(mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : []),
-            { hostPath: outDir, containerPath: WRAPPER_DIR },
-          ],
-          limits: {
-            network: limits.network, gpus: limits.gpus,
-            ...(limits.memoryBytes > 0 ? { memoryBytes: limits.memoryBytes } : {}),
-            ...(limits.cpus > 0 ? { cpus: limits.cpus } : {}),
-            ...(limits.pids > 0 ? { pids: limits.pids } : {}),
-          },
-          cmd: wrapperCommand(limits.timeoutMs / 1000 + 30),
-          user,
-          workdir: '/workspace',
-          env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
-          start: false,
-        });
-        containerId = created.id;
+        const [imageInfo, created] = await allOrThrow([
+          inspectImage(docker, image).then((info) => {
+            if (!info) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
+            return info;
+          }),
+          (async () => {
+            status(`creating the verify container (${image})`);
+            const c = await createContainer(docker, {
+              image,
+              labels: { task: taskId, session: path.basename(layout.root), role: 'verify' },
+              binds: [
+                ...(mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : []),
+                { hostPath: outDir, containerPath: WRAPPER_DIR },
+              ],
+              limits: {
+                network: limits.network, gpus: limits.gpus,
+                ...(limits.memoryBytes > 0 ? { memoryBytes: limits.memoryBytes } : {}),
+                ...(limits.cpus > 0 ? { cpus: limits.cpus } : {}),
+                ...(limits.pids > 0 ? { pids: limits.pids } : {}),
+              },
+              cmd: wrapperCommand(limits.timeoutMs / 1000 + 30),
+              user,
+              workdir: '/workspace',
+              env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
+              start: false,
+            });
+            containerId = c.id;
+            return c;
+          })(),
+          removeOrphans(docker, (_session, info) => mayBeWatched(docker, info)),
+        ] as const);
         return { imageInfo, created };
       })(),
       (async () => {
@@ -135,14 +143,7 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     const script = await fsp.readFile(path.join(workdirSource, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined);
     const lint = lintScript(script);
     if (opts.signal?.aborted) throw cancelled(layout.root);
-    if (tree) {
-      status('copying the clean tree into the container');
-      await copyTreeIn(created.container, tree).catch((e) => { throw dockerError(e, created.id.slice(0, 12), 'copying the clean tree in', docker); });
-      await fsp.rm(tree, { recursive: true, force: true });
-      tree = undefined;
-    }
     const logs = new RunLogs(paths, opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, opts.onLine);
-    await logs.open();
     const record: VerificationRecord = {
       version: 1, runId, status: 'running', mode, imageId: imageInfo.id, image, containerId: created.id,
       command: VERIFY_COMMAND, user, gpusPassed: created.gpus, limits, startedAt: new Date().toISOString(),
@@ -150,10 +151,28 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
       logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,
       E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint,
     };
-    const stream = await created.container.attach({ stream: true, stdout: true, stderr: true });
+    // In parallel: the tree goes in, the output is attached, the `running` record is saved.
+    const [, stream] = await allOrThrow([
+      (async () => {
+        if (!tree) return;
+        status('copying the clean tree into the container');
+        await copyTreeIn(created.container, tree).catch((e) => { throw dockerError(e, created.id.slice(0, 12), 'copying the clean tree in', docker); });
+        const done = tree;
+        tree = undefined;
+        void fsp.rm(done, { recursive: true, force: true }).catch(() => undefined);
+      })(),
+      created.container.attach({ stream: true, stdout: true, stderr: true })
+        .catch((e: unknown) => { throw dockerError(e, created.id.slice(0, 12), 'attaching to the verify container', docker); }),
+      logs.open().then(() => saveRecord(layout, record)),
+    ] as const).catch(async (e: unknown) => {
+      // The `running` record may be saved already: replace it with the error.
+      const err = dockerError(e, created.id.slice(0, 12), 'preparing the verify container', docker);
+      await logs.close().catch(() => undefined);
+      await saveRecord(layout, { ...record, status: 'error', endedAt: new Date().toISOString(), error: { code: err.code, message: err.message } }).catch(() => undefined);
+      throw err;
+    });
     const drained = pipeLines(docker, stream, (l) => logs.add(l), false);
-    record.startedAt = new Date().toISOString();
-    await saveRecord(layout, record);
+    record.startedAt = new Date().toISOString(); // the run's own time starts here (the saved one is a little earlier)
     opts.onStarted?.(record);
     status(`running bash reproduce_exp_bench.sh (${mode} mode, limit ${limits.timeoutMs / 1000} s)`);
     try {
@@ -165,7 +184,8 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
       throw err;
     }
     logger.info(`run ${runId} started in ${created.id.slice(0, 12)} (${mode})`);
-    containerId = undefined; // watchToEnd owns the container from here
+    containerId = undefined; // watchToEnd owns the container (and the output folder) from here
+    watching = true;
     markWatched(created.id, true);
     try {
       return await watchToEnd({ docker, layout, paths, record, container: created.container, logs, drained, signal: opts.signal, events: opts.events });
@@ -175,6 +195,7 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
   } finally {
     if (tree) await fsp.rm(tree, { recursive: true, force: true });
     if (containerId) await removeWithRetry(docker, containerId);
+    if (!watching) await fsp.rm(outDir, { recursive: true, force: true });
   }
 }
 

@@ -71,9 +71,14 @@ export async function taskStartCommit(workspaceDir: string): Promise<string> {
  * @throws ExpBenchError `SESSION_INVALID` (not a task workspace), `GIT_FAILED`, `CANCELLED`.
  */
 export async function makePatch(workspaceDir: string, opts: { signal?: AbortSignal } = {}): Promise<WorkspacePatch> {
-  const base = await taskStartCommit(workspaceDir);
+  const [baseR, gitDirR] = await Promise.allSettled([
+    taskStartCommit(workspaceDir), git(['rev-parse', '--absolute-git-dir'], { cwd: workspaceDir }),
+  ]);
+  if (baseR.status === 'rejected') throw baseR.reason;
+  if (gitDirR.status === 'rejected') throw gitDirR.reason;
+  const base = baseR.value;
+  const gitDir = gitDirR.value.text.trim();
   const index = path.join(os.tmpdir(), `expbench-patch-${process.pid}-${randomBytes(4).toString('hex')}.index`);
-  const gitDir = (await git(['rev-parse', '--absolute-git-dir'], { cwd: workspaceDir })).text.trim();
   await copyIndex(path.join(gitDir, 'index'), index);
   const run = { cwd: workspaceDir, signal: opts.signal, env: { GIT_INDEX_FILE: index, GIT_LITERAL_PATHSPECS: '1' } };
   try {
@@ -130,7 +135,7 @@ async function copyIndex(from: string, to: string): Promise<void> {
  * counted from the hunk bodies ({@link countHunkLines}).
  */
 export function splitDiff(text: string): { patch: string; files: PatchFile[]; binaryFiles: string[] } {
-  const sections = text ? text.split(/^(?=diff --git )/m).filter((s) => s.startsWith('diff --git ')) : [];
+  const sections = fileSections(text);
   const heads = sections.map((s) => headerEnd(s));
   const parsed = parseDiff(sections.map((s, i) => s.slice(0, heads[i])).join(''));
   if (parsed.length !== sections.length) {
@@ -174,6 +179,14 @@ export function countHunkLines(section: string, start: number): { additions: num
     i = nl + 1;
   }
   return { additions, deletions };
+}
+
+/** The `diff --git ` sections of a diff, in order (found with indexOf: a multiline regex split was 5× slower). */
+function fileSections(text: string): string[] {
+  const starts: number[] = [];
+  if (text.startsWith('diff --git ')) starts.push(0);
+  for (let i = text.indexOf('\ndiff --git '); i >= 0; i = text.indexOf('\ndiff --git ', i + 1)) starts.push(i + 1);
+  return starts.map((s, k) => text.slice(s, k + 1 < starts.length ? starts[k + 1] : text.length));
 }
 
 /** Length of a section's header (up to its first hunk). */

@@ -30,7 +30,7 @@ export interface SessionRecorder extends vscode.Disposable {
  *   last recorded, or the `task start` commit the first time;
  * - files created / deleted in the workspace (a FileSystemWatcher) → `file.created` / `file.deleted`;
  * - commands the container terminal reports through `recordCommand` → `command.run`;
- * - the clock in the status bar (`$(watch) 12:34`, `⏸` while paused; warning colour from 80% of the
+ * - the clock in the status bar (`$(watch) 12:34`, `$(debug-pause)` while paused; warning colour from 80% of the
  *   budget, error colour from 100%), refreshed every second;
  * - the clock's heartbeat and budget warnings (shown as notifications, recorded once each).
  * Everything is registered on `context.subscriptions` and on the returned disposable; disposing
@@ -91,7 +91,7 @@ function renderClock(item: vscode.StatusBarItem, session: Session): void {
   const working = session.clock.workingMs();
   const status = session.clock.status;
   const { clock } = session.store.state;
-  const suffix = status === 'running' ? '' : status === 'stopped' ? ' $(check)' : ' ⏸';
+  const suffix = status === 'running' ? '' : status === 'stopped' ? ' $(check)' : ' $(debug-pause)';
   item.text = `$(watch) ${formatWorking(working)}${suffix}`;
   const share = budgetShare(clock, working);
   item.backgroundColor = share === undefined || share < 0.8 ? undefined

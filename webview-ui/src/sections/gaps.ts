@@ -20,9 +20,12 @@ function link(l: GapsLink): HTMLElement {
   return a;
 }
 
+/** Phases whose verdicts the judge gives (the others come from the verifier and the log scan). */
+const JUDGED = new Set(['design', 'implementation']);
+
 function phase(p: GapsView['phases'][number], heuristic: boolean): HTMLElement {
   const rows = p.items.map((it) => el('tr', { class: 'gap-item', 'data-verdict': it.verdict },
-    el('td', { class: `gap-verdict ${it.tone}` }, heuristic && it.verdict !== 'not run' ? `${it.verdict}*` : it.verdict),
+    el('td', { class: `gap-verdict ${it.tone}` }, `${it.verdict.replace(/ /g, '\u00a0')}${heuristic && JUDGED.has(p.id) ? '*' : ''}`),
     el('td', { class: 'wide' },
       el('div', {}, it.label),
       el('div', { class: 'muted' }, it.reason),

@@ -160,7 +160,7 @@ function update(c: HTMLElement, v: PhasesView): void {
   if (shown === undefined || !c.querySelector(`.phase[data-phase="${shown}"]`)) showPhase(c, v.phase);
   c.dataset.phase = v.phase;
   // clock
-  const bar = c.querySelector('.clockbar')!;
+  const bar = c.querySelector<HTMLElement>('.clockbar')!;
   const button = (label: string, op: string) => {
     const b = el('button', { class: 'secondary clock-op', 'data-op': op }, label);
     b.addEventListener('click', () => act('clock', { op, ...(op === 'pause' ? { reason: (c.querySelector('#pause-reason') as HTMLInputElement | null)?.value || undefined } : {}) }));
