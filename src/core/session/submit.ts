@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
@@ -150,7 +151,7 @@ function normalise(answers: SubmitAnswers, source: string): { harness: HarnessAn
   }
   const parsed = HarnessAnswersSchema.safeParse(answers);
   if (!parsed.success) {
-    throw new ExpBenchError('BAD_INPUT', source, `expected the harness form {"design": string | string[], "conclusion": string}: ${parsed.error.message}`);
+    throw new ExpBenchError('BAD_INPUT', source, `expected the harness form {"design": string | string[], "conclusion": string}: ${z.prettifyError(parsed.error).replace(/\n/g, "; ")}`);
   }
   return { harness: parsed.data, structured: designFromHarnessLines(designLines(parsed.data)) };
 }
