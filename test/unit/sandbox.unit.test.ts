@@ -50,7 +50,13 @@ describe('sandbox (real Docker)', function () {
 
   afterEach(async function () {
     if (!docker) return;
-    await removeOrphans(docker, (s) => !sessions.has(s));
+    // Only this run's own sessions are looked at: other runs on the same engine keep theirs.
+    // A passing test must have removed its containers itself; after a failure they are cleaned up here.
+    const left = (await Promise.all([...sessions].map((s) => listProjectContainers(docker, { session: s })))).flat();
+    for (const c of left) await removeContainer(docker, c.Id);
+    if (this.currentTest?.state === 'passed') {
+      assert.deepEqual(left.map((c) => `${c.Id.slice(0, 12)} (${c.Labels?.['expbench.session']}, ${c.State})`), [], 'the test left containers behind');
+    }
     await assertNoContainers(docker, sessions);
   });
 

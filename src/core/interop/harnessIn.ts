@@ -20,7 +20,7 @@ export function isHarnessJudge(json: unknown): json is Record<string, unknown> {
  * - monitor booleans (`paper_access`, `git_operations`, `faked_or_nonexperimental_data`, at the top
  *   level or under `monitor`) → flagged when any is true.
  * - task id from `task_id` / `taskId` / `question_id`, else from the path
- *   (`<conference>/<paperId>/<index>` folders or a `<paperId>_<index>` file name); paper id from
+ *   (`<conference>/<paperId>/<index>` folders, `<conference>/<paperId>/<index>.json`, or a `<paperId>_<index>` file name); paper id from
  *   `paper_id` or the task id. `judge_kind: "heuristic"` marks our heuristic files.
  * - `invalid` / `task_invalid` (true or a reason) → an invalid task, excluded.
  */
@@ -67,7 +67,7 @@ export function outcomeFromHarnessJudge(json: Record<string, unknown>, file: str
 function idFrom(json: Record<string, unknown>, file: string): string {
   for (const k of ['task_id', 'taskId', 'question_id']) if (typeof json[k] === 'string' && json[k]) return json[k] as string;
   const parts = file.split(path.sep);
-  const m = /(?:^|[\\/])([a-z]+\d{4})[\\/](\d+)[\\/](\d+)(?:[\\/]|$)/.exec(file);
+  const m = /(?:^|[\\/])([a-z]+\d{4})[\\/](\d+)[\\/](\d+)(?:\.json)?(?:[\\/]|$)/.exec(file);
   if (m) return `${m[1]}/${m[2]}/${m[3]}`;
   const f = /^(\d+)_(\d+)\b/.exec(parts[parts.length - 1]);
   if (f) {

@@ -1,19 +1,34 @@
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
+import { log } from '../log';
+import { readJsonIfExists } from '../util/fs';
+
+const logger = log('judge');
 
 /**
- * Content-addressed cache of validated judge answers, one JSON file per key under `dir`
- * (`<dir>/<key[0..2]>/<key>.json`).
+ * Content-addressed cache of validated judge answers under `dir`.
  *
  * The key is the sha256 of everything that decides an answer: the prompt version, the model, the
  * decoding parameters (temperature, seed), the response schema name and the full messages (which
  * contain the task content, the patch hunks and the answers). The same inputs therefore never call
  * the model twice, and any changed input misses. Only valid answers are stored: a harness error is
  * never cached, so it is retried on the next run.
+ *
+ * Storage: one append-only journal `<dir>/entries.jsonl`, a line `{"key", "entry"}` per answer
+ * (the last line of a key wins). {@link put} appends the line as soon as the answer arrives (one
+ * `write`, no fsync: a crash of the process afterwards loses nothing); {@link flush} makes every
+ * line appended since the last flush durable with ONE fsync (call it once per judgement, also when
+ * the judgement failed). A line torn by a power loss before the flush is skipped as a miss.
+ * Entries of the former layout, one file per key (`<dir>/<key[0..2]>/<key>.json`), are still read.
  */
 export class JudgeCache {
+  private index?: Promise<Map<string, CacheEntry<unknown>>>;
+  private appending: Promise<void> = Promise.resolve();
+  private dirty = false;
+  /** The journal ends inside a torn line: the next append starts on a new line. */
+  private torn = false;
+
   constructor(readonly dir: string) {}
 
   /** sha256 (hex) of the canonical JSON of `parts`. */
@@ -21,28 +36,80 @@ export class JudgeCache {
     return createHash('sha256').update(canonicalJson(parts)).digest('hex');
   }
 
+  /** The stored entry of `key`, or undefined (never stored, or damaged: a damaged entry is a miss). */
   async get<T>(key: string): Promise<CacheEntry<T> | undefined> {
+    const hit = (await this.load()).get(key);
+    if (hit) return hit as CacheEntry<T>;
     try {
-      return await readJsonIfExists<CacheEntry<T>>(this.file(key));
+      return await readJsonIfExists<CacheEntry<T>>(this.legacyFile(key));
     } catch {
-      return undefined; // a damaged entry is a miss; it is overwritten on the next store
+      return undefined;
     }
   }
 
+  /** Appends the entry to the journal (durable after {@link flush}); later gets of this instance see it at once. */
   async put<T>(key: string, entry: CacheEntry<T>): Promise<void> {
-    await writeJsonAtomic(this.file(key), entry);
+    (await this.load()).set(key, entry);
+    const next = this.appending.then(async () => {
+      const line = (this.torn ? '\n' : '') + JSON.stringify({ key, entry }) + '\n';
+      await fsp.mkdir(this.dir, { recursive: true });
+      await fsp.appendFile(this.journal(), line);
+      this.torn = false; // one write per line, appends serialised: lines never interleave
+      this.dirty = true;
+    });
+    this.appending = next.catch(() => undefined);
+    await next;
+  }
+
+  /**
+   * Waits for pending appends and fsyncs the journal once if anything was appended.
+   * Never throws: a failed fsync is logged (the entries stay in the OS's cache and are still read).
+   */
+  async flush(): Promise<void> {
+    await this.appending;
+    if (!this.dirty) return;
+    this.dirty = false;
+    try {
+      const fh = await fsp.open(this.journal(), 'r');
+      try { await fh.sync(); } finally { await fh.close(); }
+    } catch (e) {
+      logger.warn(`${this.journal()}: fsync failed: ${(e as Error).message}`);
+    }
   }
 
   /** Number of entries (for tests and `expbench judge --json`). */
   async size(): Promise<number> {
-    let n = 0;
+    const keys = new Set((await this.load()).keys());
     for (const d of await fsp.readdir(this.dir).catch(() => [] as string[])) {
-      n += (await fsp.readdir(path.join(this.dir, d)).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).length;
+      for (const f of await fsp.readdir(path.join(this.dir, d)).catch(() => [] as string[])) {
+        if (f.endsWith('.json')) keys.add(f.slice(0, -'.json'.length));
+      }
     }
-    return n;
+    return keys.size;
   }
 
-  private file(key: string): string {
+  /** Reads the journal once per instance (a missing file is an empty cache; bad lines are skipped). */
+  private load(): Promise<Map<string, CacheEntry<unknown>>> {
+    this.index ??= fsp.readFile(this.journal(), 'utf8').catch(() => '').then((text) => {
+      const m = new Map<string, CacheEntry<unknown>>();
+      this.torn = text !== '' && !text.endsWith('\n');
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        try {
+          const r = JSON.parse(line) as { key?: unknown; entry?: unknown };
+          if (typeof r.key === 'string' && r.entry && typeof r.entry === 'object') m.set(r.key, r.entry as CacheEntry<unknown>);
+        } catch { /* a torn line: a miss */ }
+      }
+      return m;
+    });
+    return this.index;
+  }
+
+  private journal(): string {
+    return path.join(this.dir, 'entries.jsonl');
+  }
+
+  private legacyFile(key: string): string {
     return path.join(this.dir, key.slice(0, 2), `${key}.json`);
   }
 }

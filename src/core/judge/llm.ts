@@ -27,7 +27,9 @@ import {
  */
 export async function judgeWithModel(input: JudgeInput, provider: JudgeProvider, ledger: Ledger, opts: JudgeOptions = {}): Promise<JudgeRecord> {
   const pc = opts.partialCredit ?? 0.5;
-  const limit = pLimit(opts.concurrency ?? 4);
+  const queue = pLimit(opts.concurrency ?? 4);
+  // A call that throws (BUDGET_EXCEEDED, CANCELLED) ends the judgement: calls not yet started never start.
+  const limit = <T>(f: () => Promise<T>) => queue(() => f().catch((e) => { queue.clearQueue(); throw e; }));
   const harnessErrors: JudgeRecord['harnessErrors'] = [];
   const notes: string[] = [];
   if (!input.pristine) notes.push('no pinned pristine checkout found: ground-truth text not shown and ground-truth citations cannot be verified');

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -17,10 +17,12 @@ export interface PristineSource {
 
 /**
  * A {@link PristineSource} over a local git repository (bare or not) and a commit, reading files
- * with `git show <commit>:<path>`. Reads are memoised.
+ * with `git show <commit>:<path>`. Reads are memoised; `prefetched` (path → text, or undefined for
+ * a path known to be absent at the commit) answers reads without spawning git.
  */
-export function gitPristine(repoDir: string, commit: string): PristineSource {
+export function gitPristine(repoDir: string, commit: string, prefetched?: Map<string, string | undefined>): PristineSource {
   const memo = new Map<string, Promise<string | undefined>>();
+  for (const [p, text] of prefetched ?? []) memo.set(p, Promise.resolve(text));
   return {
     describe: `${repoDir}@${commit.slice(0, 12)}`,
     read(p: string) {
@@ -37,20 +39,60 @@ export function gitPristine(repoDir: string, commit: string): PristineSource {
 
 /**
  * Finds a local repository that holds `commit`, among `candidates` (in order): the first folder in
- * which `git cat-file -e <commit>^{commit}` succeeds. Returns undefined when none does.
+ * which git resolves `<commit>^{commit}`. Returns undefined when none does.
  * (Used until the workspace room's pristine clone cache exposes its own lookup.)
+ *
+ * `prefetch`: repo-relative paths (a leading `/` is ignored) read at the commit in the SAME git call
+ * (one `git cat-file --batch` per candidate tried), so that later `read`s of them spawn nothing.
+ * Paths that are not files at the commit (absent, folders, submodules) are left to `read`.
  */
-export async function locatePristine(commit: string, candidates: (string | undefined)[]): Promise<PristineSource | undefined> {
+export async function locatePristine(commit: string, candidates: (string | undefined)[], prefetch: string[] = []): Promise<PristineSource | undefined> {
+  const paths = [...new Set(prefetch)].filter((p) => !/[\r\n]/.test(p) && p.replace(/^\/+/, '') !== '');
   for (const dir of candidates) {
     if (!dir) continue;
-    try {
-      await run('git', ['-C', dir, 'cat-file', '-e', `${commit}^{commit}`]);
-      return gitPristine(dir, commit);
-    } catch {
-      // not this one
-    }
+    const objects = await catFileBatch(dir, [`${commit}^{commit}`, ...paths.map((p) => `${commit}:${p.replace(/^\/+/, '')}`)]);
+    if (!objects || objects[0]?.type !== 'commit') continue; // not this one
+    const files = new Map<string, string | undefined>();
+    paths.forEach((p, i) => {
+      const o = objects[i + 1];
+      if (o?.type === 'blob') files.set(p, o.data.toString('utf8'));
+      else if (o?.type === 'missing') files.set(p, undefined);
+    });
+    return gitPristine(dir, commit, files);
   }
   return undefined;
+}
+
+type BatchObject = { type: 'missing' | 'other' } | { type: string; data: Buffer };
+
+/** `git -C dir cat-file --batch` over `specs`; one entry per spec, or undefined when git fails (not a repository…). */
+function catFileBatch(dir: string, specs: string[]): Promise<BatchObject[] | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn('git', ['-C', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.on('error', () => resolve(undefined));
+    child.stdin.on('error', () => { /* git exited early: reported by 'close' */ });
+    child.on('close', (code) => resolve(code === 0 ? parseBatch(Buffer.concat(chunks), specs.length) : undefined));
+    child.stdin.end(specs.join('\n') + '\n');
+  });
+}
+
+function parseBatch(out: Buffer, count: number): BatchObject[] | undefined {
+  const objects: BatchObject[] = [];
+  let at = 0;
+  while (objects.length < count) {
+    const eol = out.indexOf(0x0a, at);
+    if (eol < 0) return undefined;
+    const header = out.subarray(at, eol).toString('utf8');
+    at = eol + 1;
+    const m = /^[0-9a-f]+ (\S+) (\d+)$/.exec(header);
+    if (!m) { objects.push({ type: / missing$/.test(header) ? 'missing' : 'other' }); continue; }
+    const size = Number(m[2]);
+    objects.push({ type: m[1], data: out.subarray(at, at + size) });
+    at += size + 1;
+  }
+  return objects;
 }
 
 /** Lines `start..end` (1-based, inclusive) of `text`, each prefixed with its number. */

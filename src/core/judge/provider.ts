@@ -183,9 +183,18 @@ function validate<T>(content: string, req: StructuredRequest<T>): { ok: true; va
   return extra ? { ok: false, error: extra } : { ok: true, value: parsed.data };
 }
 
-/** JSON Schema for OpenAI strict structured output (no `$schema`; every object closed). */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/**
+ * JSON Schema for OpenAI strict structured output (no `$schema`; every object closed).
+ * Converted once per schema object; callers must not modify the result.
+ */
 export function toStrictJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const js = z.toJSONSchema(schema, { target: 'draft-7' }) as Record<string, unknown>;
-  delete js.$schema;
+  let js = jsonSchemas.get(schema);
+  if (!js) {
+    js = z.toJSONSchema(schema, { target: 'draft-7' }) as Record<string, unknown>;
+    delete js.$schema;
+    jsonSchemas.set(schema, js);
+  }
   return js;
 }

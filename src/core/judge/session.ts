@@ -63,16 +63,23 @@ export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions
   if (opts.endpoint && !opts.heuristic) {
     const ledger = new Ledger(opts.prices ?? {}, opts.budgetUsd);
     const cache = new JudgeCache(opts.cacheDir ?? path.join(layout.judge, 'cache'));
-    record = await judgeWithModel(input, new JudgeProvider(opts.endpoint, ledger, cache), ledger, opts);
+    try {
+      record = await judgeWithModel(input, new JudgeProvider(opts.endpoint, ledger, cache), ledger, opts);
+    } finally {
+      await cache.flush(); // one fsync for every answer stored during this judgement (also when it failed)
+    }
   } else {
     record = await judgeHeuristic(input, opts);
   }
   JudgeRecord.parse(record);
   const file = path.join(layout.judge, 'latest.json');
   const stamp = record.createdAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  await writeJsonAtomic(path.join(layout.judge, 'runs', `${stamp}-${record.kind}.json`), record);
-  await writeJsonAtomic(file, record);
-  const harnessFile = await writeHarnessJudge(layout, record, { answers: input.answers, patch: input.patch });
+  // Three independent files, each written atomically; their fsyncs overlap.
+  const [, , harnessFile] = await Promise.all([
+    writeJsonAtomic(path.join(layout.judge, 'runs', `${stamp}-${record.kind}.json`), record),
+    writeJsonAtomic(file, record),
+    writeHarnessJudge(layout, record, { answers: input.answers, patch: input.patch }),
+  ]);
   logger.info(`${record.taskId}: ${record.kind} judgement written to ${file} (${record.ledger.totals.calls} calls, ${record.ledger.totals.cachedCalls} cached)`);
   return { record, file, harnessFile };
 }
@@ -92,20 +99,39 @@ export async function readJudgeInput(layout: SessionLayout, opts: JudgeSessionOp
   if (manifest.taskId !== opts.task.id) {
     throw new ExpBenchError('BAD_INPUT', layout.manifest, `the session is for task ${manifest.taskId}, not ${opts.task.id}`);
   }
-  const answers = await readAnswers(layout.answers);
+  // Independent reads run together; errors are reported in the order the checks are listed.
   const patchFile = path.join(layout.harness, HARNESS_FILES.patch);
-  let patch = await fsp.readFile(patchFile, 'utf8').catch(() => undefined);
+  const [answersR, patchR, verifyR, eventsR, pristineR] = await Promise.allSettled([
+    readAnswers(layout.answers),
+    fsp.readFile(patchFile, 'utf8').catch(() => undefined),
+    readJsonIfExists<Record<string, unknown>>(path.join(layout.verify, 'latest.json')).catch(() => undefined),
+    fsp.readFile(layout.events, 'utf8').catch(() => undefined),
+    // One git call finds the pinned checkout and reads every file the judge may show from it.
+    opts.pristine ?? locatePristine(manifest.commit, [
+      manifest.source.cacheRepo, manifest.source.kind === 'clone' ? manifest.source.location : undefined,
+    ], pristinePaths(opts.task)),
+  ]);
+  const answers = settled(answersR);
+  let patch = settled(patchR);
   if (patch === undefined && opts.makePatch) patch = await opts.makePatch(layout.workspace);
   if (patch === undefined) {
     throw new ExpBenchError('BAD_INPUT', patchFile, 'no patch: submit the session first (or give the judge a patch function)');
   }
-  let verify = await readJsonIfExists<Record<string, unknown>>(path.join(layout.verify, 'latest.json')).catch(() => undefined);
+  let verify = settled(verifyR);
   if (verify && verify.status === 'running') verify = undefined;
-  const eventsJsonl = await fsp.readFile(layout.events, 'utf8').catch(() => undefined);
-  const pristine = opts.pristine ?? await locatePristine(manifest.commit, [
-    manifest.source.cacheRepo, manifest.source.kind === 'clone' ? manifest.source.location : undefined,
-  ]);
+  const eventsJsonl = settled(eventsR);
+  const pristine = settled(pristineR);
   return { task: opts.task, answers, patch, verify, eventsJsonl, pristine, maskedPaths: manifest.masked.map((m) => m.path) };
+}
+
+/** Files of the pristine checkout the judges read: ground-truth references and the task's source files. */
+function pristinePaths(task: Task): string[] {
+  return [...task.requirements.flatMap((r) => r.refs.map((ref) => ref.path)), ...task.source];
+}
+
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
 }
 
 async function readAnswers(file: string): Promise<HarnessAnswers | undefined> {

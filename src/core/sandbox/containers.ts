@@ -65,6 +65,11 @@ export interface CreateContainerOptions {
   hostname?: string;
   /** Start after creating (default true). Pass false to copy files in first. */
   start?: boolean;
+  /**
+   * Open the main process's stdin for one attach (OpenStdin + StdinOnce): it reads what the first
+   * attached client writes, up to that client's end of input (default false: stdin is empty).
+   */
+  openStdin?: boolean;
 }
 
 /** A container this project created. */
@@ -121,7 +126,9 @@ export async function createContainer(docker: Docker, opts: CreateContainerOptio
       Env: env,
       Labels: toDockerLabels(opts.labels, gpus ? { 'expbench.gpus': 'all' } : {}),
       Tty: false,
-      OpenStdin: false,
+      OpenStdin: opts.openStdin === true,
+      StdinOnce: opts.openStdin === true,
+      AttachStdin: opts.openStdin === true,
       StopTimeout: 2,
       HostConfig: hostConfigFor(opts.limits, opts.binds, gpus),
     });

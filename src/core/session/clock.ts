@@ -113,7 +113,7 @@ export class SessionClock {
 
   /** Records a heartbeat on the open segment (no-op when not running). */
   heartbeat(): void {
-    if (this.status !== 'running') return;
+    if (this.status !== 'running' || !this.store.owned) return;
     const at = this.iso();
     this.store.update((s) => { s.clock.segments[s.clock.segments.length - 1].lastBeat = at; });
   }
@@ -180,7 +180,7 @@ export class SessionClock {
    */
   async checkBudget(): Promise<BudgetLevel[]> {
     const { budgetMs, warned } = this.store.state.clock;
-    if (!budgetMs) return [];
+    if (!budgetMs || !this.store.owned) return [];
     const working = this.workingMs();
     const due: BudgetLevel[] = [];
     if (working >= 0.8 * budgetMs && !warned.at80) due.push(80);

@@ -2,6 +2,7 @@ import { createReadStream, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ExpBenchError } from '../errors';
+import { type SessionOwnership, takenOver } from './owner';
 import { DesignDraftSchema, PhaseSchema } from './state';
 
 /**
@@ -60,20 +61,23 @@ export type NewSessionEvent = Distribute<SessionEvent>;
 /**
  * Appends events to a session's events.jsonl: `O_APPEND`, one `write` per line, `fsync` after
  * each, appends serialised within the process. A torn last line left by a crash is isolated (the
- * next event starts on a new line), so it never spoils a good event.
+ * next event starts on a new line), so it never spoils a good event. With an `owner` (see owner.ts),
+ * each append first checks that this process still owns the session; a superseded owner appends nothing.
  */
 export class EventLog {
   private chain: Promise<unknown> = Promise.resolve();
   private checkedTail = false;
   private readonly listeners = new Set<(e: SessionEvent) => void>();
 
-  constructor(readonly file: string, private readonly now: () => number = Date.now) {}
+  constructor(readonly file: string, private readonly now: () => number = Date.now, private readonly owner?: SessionOwnership) {}
 
   /**
    * Stamps `event` with `v` and `at`, validates it and appends it durably.
-   * @throws ExpBenchError `BAD_INPUT` when the event fails the schema (nothing is written).
+   * @throws ExpBenchError `BAD_INPUT` when the event fails the schema (nothing is written);
+   *   `SESSION_INVALID` when another owner took the session over (nothing is written).
    */
   append(event: NewSessionEvent): Promise<SessionEvent> {
+    if (this.owner && !this.owner.owned) return Promise.reject(takenOver(this.file, this.owner));
     const parsed = SessionEventSchema.safeParse({ v: EVENTS_VERSION, at: new Date(this.now()).toISOString(), ...event });
     if (!parsed.success) return Promise.reject(new ExpBenchError('BAD_INPUT', `${this.file} (${event.type})`, `invalid event: ${parsed.error.message}`));
     const line = JSON.stringify(parsed.data) + '\n';
@@ -95,6 +99,7 @@ export class EventLog {
   async settled(): Promise<void> { await this.chain.catch(() => undefined); }
 
   private async write(line: string): Promise<void> {
+    if (this.owner && !(await this.owner.check())) throw takenOver(this.file, this.owner);
     await fsp.mkdir(path.dirname(this.file), { recursive: true });
     const fh = await fsp.open(this.file, 'a+');
     try {

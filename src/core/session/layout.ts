@@ -9,6 +9,7 @@ import * as path from 'node:path';
  *         manifest.json   task id, source, pinned SHA(s), masked paths + blob hashes, image
  *         state.json      phase, clock, answers draft (atomic writes)
  *         events.jsonl    append-only record of the work (versioned schema)
+ *         owner.json      who writes state.json and events.jsonl now (newest opener wins)
  *         answers.json    harness form {design, conclusion} once submitted
  *         runs/           work-container runs (logs)
  *         verify/         verification records and logs
@@ -22,6 +23,8 @@ export class SessionLayout {
   get manifest(): string { return path.join(this.private, 'manifest.json'); }
   get state(): string { return path.join(this.private, 'state.json'); }
   get events(): string { return path.join(this.private, 'events.jsonl'); }
+  /** Single-writer token of the process that owns the session now (see owner.ts). */
+  get owner(): string { return path.join(this.private, 'owner.json'); }
   get answers(): string { return path.join(this.private, 'answers.json'); }
   get runs(): string { return path.join(this.private, 'runs'); }
   get verify(): string { return path.join(this.private, 'verify'); }

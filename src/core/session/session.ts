@@ -4,6 +4,7 @@ import { SessionClock } from './clock';
 import { EventLog } from './events';
 import type { SessionLayout } from './layout';
 import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema } from './state';
+import { SessionOwnership } from './owner';
 import { SessionStore } from './store';
 
 const logger = log('session');
@@ -28,7 +29,9 @@ export interface OpenSessionOptions {
 /**
  * A session opened by the process that owns it (the extension, or the CLI when it submits):
  * the state store, the event log and the clock, plus the edits the phase editors make.
- * `open` restores the state, settles the clock after a crash (see clock.ts) and records `session.opened`.
+ * `open` takes the session over (private/owner.json, see owner.ts: the newest opener wins and an
+ * older owner, e.g. a killed window's extension host that still runs, stops writing), restores the
+ * state, settles the clock after a crash (see clock.ts) and records `session.opened`.
  */
 export class Session {
   readonly clock: SessionClock;
@@ -36,17 +39,23 @@ export class Session {
   private draftDirty: { design?: true; conclusion?: true } = {};
   private readonly draftQuietMs: number;
 
-  private constructor(readonly layout: SessionLayout, readonly store: SessionStore, readonly events: EventLog, opts: OpenSessionOptions) {
+  private constructor(readonly layout: SessionLayout, readonly store: SessionStore, readonly events: EventLog,
+    readonly ownership: SessionOwnership, opts: OpenSessionOptions) {
     this.clock = new SessionClock(store, events);
     this.draftQuietMs = opts.draftQuietMs ?? 2000;
   }
 
-  /** @throws ExpBenchError `SESSION_INVALID` when state.json is corrupt (see SessionStore.open). */
+  /**
+   * @throws ExpBenchError `SESSION_INVALID` when state.json is corrupt (see SessionStore.open);
+   *   the file system error when private/owner.json cannot be written.
+   */
   static async open(layout: SessionLayout, opts: OpenSessionOptions): Promise<Session> {
     const now = opts.now ?? Date.now;
-    const store = await SessionStore.open(layout.state, { now, delayMs: opts.delayMs, budgetMs: opts.budgetMs });
-    const events = new EventLog(layout.events, now);
-    const session = new Session(layout, store, events, opts);
+    // Claim first, then read: a stale owner's write that lands after this claim is refused by its own check.
+    const owner = await SessionOwnership.claim(layout.owner, { client: opts.client, now });
+    const store = await SessionStore.open(layout.state, { now, delayMs: opts.delayMs, budgetMs: opts.budgetMs, owner });
+    const events = new EventLog(layout.events, now, owner);
+    const session = new Session(layout, store, events, owner, opts);
     const restored = store.state.clock.segments.length > 0 || store.state.notes.length > 0 || store.state.phase !== 'design';
     await events.append({ type: 'session.opened', client: opts.client, restored, ...(opts.taskId ? { taskId: opts.taskId } : {}) });
     await session.clock.restore({ resume: opts.resumeClock ?? true });
@@ -54,6 +63,9 @@ export class Session {
   }
 
   get state() { return this.store.state; }
+
+  /** False once another process or window took the session over: its changes are then refused. */
+  get owned(): boolean { return this.ownership.owned; }
 
   /** Moves to `phase` (free movement between phases); records `phase.changed`. */
   async setPhase(phase: Phase): Promise<void> {
@@ -109,6 +121,12 @@ export class Session {
 
   /** Records pending drafts, suspends a running clock and writes the state. Safe to call twice. */
   async close(): Promise<void> {
+    if (this.draftTimer) { clearTimeout(this.draftTimer); this.draftTimer = undefined; }
+    if (!this.ownership.owned) {
+      await this.events.settled();
+      await this.store.close();
+      return;
+    }
     try {
       await this.recordDrafts();
       await this.clock.suspend();
@@ -123,6 +141,7 @@ export class Session {
    * after it loses no counted time (see clock.ts). Written with the change that caused it.
    */
   touch(): void {
+    if (!this.store.owned) return;
     try { this.clock.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${(e as Error)?.message ?? e}`); }
   }
 

@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { writeJsonAtomic } from '../util/fs';
+import { type SessionOwnership, takenOver } from './owner';
 import { initialState, SessionState, SessionStateSchema, STATE_VERSION } from './state';
 
 const logger = log('session');
@@ -20,6 +21,11 @@ export interface SessionStoreOptions {
   delayMs?: number;
   /** Budget (ms) for a state created by this call; ignored when the file exists. */
   budgetMs?: number | null;
+  /**
+   * Single-writer token (see owner.ts): checked before every write; once another owner took the
+   * session over, nothing more is written and {@link SessionStore.update} throws.
+   */
+  owner?: SessionOwnership;
 }
 
 /**
@@ -41,12 +47,17 @@ export class SessionStore implements Disposable {
   private readonly listeners = new Set<(s: SessionState) => void>();
   readonly now: () => number;
   private readonly delayMs: number;
+  private readonly owner: SessionOwnership | undefined;
 
   private constructor(readonly file: string, state: SessionState, opts: SessionStoreOptions) {
     this.current = deepFreeze(state);
     this.now = opts.now ?? Date.now;
     this.delayMs = opts.delayMs ?? 250;
+    this.owner = opts.owner;
   }
+
+  /** False once another owner took the session over (see {@link SessionStoreOptions.owner}). */
+  get owned(): boolean { return this.owner?.owned ?? true; }
 
   /**
    * Loads `file` (a session's `private/state.json`), or creates it with {@link initialState}
@@ -76,10 +87,11 @@ export class SessionStore implements Disposable {
    * Applies `mutator` to a copy of the state, validates the result, makes it current and
    * schedules the write. Returns the new state.
    * @throws ExpBenchError `SESSION_INVALID` when the result fails the schema (the state is unchanged),
-   *   or when the store was disposed.
+   *   when the store was disposed, or when another owner took the session over.
    */
   update(mutator: (draft: SessionState) => void): SessionState {
     if (this.disposed) throw new ExpBenchError('SESSION_INVALID', this.file, 'the session store is closed');
+    if (!this.owned) throw takenOver(this.file, this.owner);
     const draft = structuredClone(this.current) as SessionState;
     mutator(draft);
     draft.updatedAt = new Date(this.now()).toISOString();
@@ -134,6 +146,11 @@ export class SessionStore implements Disposable {
   private write(): Promise<void> {
     const run = async () => {
       if (!this.dirty) return;
+      if (this.owner && !(await this.owner.check())) {
+        this.dirty = false;
+        logger.warn(`${this.file}: not written: the session was taken over by another window; the change made here is refused`);
+        return;
+      }
       this.dirty = false;
       try {
         await writeJsonAtomic(this.file, this.current);

@@ -31,9 +31,15 @@ export const MAX_CHANGED_FILES = 500;
  * which the verifier reads from the run's output folder for the claims check. The wrapper prints
  * nothing itself.
  */
-export function wrapperCommand(backstopSeconds: number): string[] {
+export function wrapperCommand(backstopSeconds: number, treeMarker?: string): string[] {
   const s = Math.max(1, Math.ceil(backstopSeconds));
   const script = [
+    ...(treeMarker ? [
+      // The clean tree arrives on stdin ({@link feedTree}); its last entry is the marker, so a cut
+      // stream (the verifier gone mid-copy) is refused instead of running on a partial tree.
+      `tar -xf - -C /workspace && rm /workspace/${treeMarker} || { echo 'expbench: the clean tree did not arrive complete; the script was not run' >&2; exit 125; }`,
+      'exec </dev/null',
+    ] : []),
     `mkdir -p ${WRAPPER_DIR} && touch ${WRAPPER_DIR}/start`,
     `timeout -k 5 ${s} bash reproduce_exp_bench.sh`,
     'code=$?',
@@ -44,15 +50,32 @@ export function wrapperCommand(backstopSeconds: number): string[] {
   return ['bash', '-c', script];
 }
 
+/** Name of the marker entry that ends the tree's tar stream (see {@link wrapperCommand}). */
+export function treeMarkerName(runId: string): string {
+  return `.expbench-tree-complete-${runId.replace(/[^A-Za-z0-9_-]/g, '')}`;
+}
+
 /**
- * Copies the folder `dir` into `/workspace` of a created (not yet started) container as one tar
- * stream (no bind mount), every entry owned by the solver user (uid/gid 1000).
+ * Streams the folder `dir` as one tar (no bind mount) into the stdin of a container started with
+ * {@link wrapperCommand}`(…, marker)`, which extracts it into /workspace as the solver user before
+ * the script runs; the marker is the last entry. Ends the input side of `stdin` when done (the
+ * attached stream stays readable for the output).
+ * @param stdin the container's hijacked attach stream (`attach({ hijack: true, stdin: true, … })`)
+ * @throws the tar or socket error when the stream could not be written completely
  */
-export async function copyTreeIn(container: Docker.Container, dir: string): Promise<void> {
-  const pack = tarFs.pack(dir, {
-    map: (h) => ({ ...h, uid: SOLVER_UID, gid: SOLVER_UID, uname: 'solver', gname: 'solver' }),
+export function feedTree(stdin: NodeJS.WritableStream, dir: string, marker: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const pack = tarFs.pack(dir, {
+      map: (h) => ({ ...h, uid: SOLVER_UID, gid: SOLVER_UID, uname: 'solver', gname: 'solver' }),
+      finalize: false,
+      finish: (p) => { p.entry({ name: marker, mode: 0o600, uid: SOLVER_UID, gid: SOLVER_UID }, ''); p.finalize(); },
+    });
+    const fail = (e: unknown) => { pack.destroy(); reject(e); };
+    pack.once('error', fail);
+    (stdin as Writable).once('error', fail);
+    pack.once('end', () => { stdin.end(); resolve(); });
+    (pack as unknown as Readable).pipe(stdin, { end: false });
   });
-  await container.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/workspace' });
 }
 
 /** Demultiplexes a Docker stdout/stderr stream (Tty off) into lines for `onLine`. */

@@ -10,7 +10,7 @@ import { DEFAULT_IMAGE, inspectImage } from '../sandbox/images';
 import type { EventLog } from '../session/events';
 import { SessionLayout } from '../session/layout';
 import { exists, readJsonIfExists } from '../util/fs';
-import { copyTreeIn, pipeLines, WRAPPER_DIR, wrapperCommand } from './container-io';
+import { feedTree, pipeLines, treeMarkerName, WRAPPER_DIR, wrapperCommand } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
 import { lintScript } from './lint';
 import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
@@ -118,7 +118,8 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
                 ...(limits.cpus > 0 ? { cpus: limits.cpus } : {}),
                 ...(limits.pids > 0 ? { pids: limits.pids } : {}),
               },
-              cmd: wrapperCommand(limits.timeoutMs / 1000 + 30),
+              cmd: wrapperCommand(limits.timeoutMs / 1000 + 30, mode === 'clean' ? treeMarkerName(runId) : undefined),
+              openStdin: mode === 'clean',
               user,
               workdir: '/workspace',
               env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
@@ -151,17 +152,10 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
       logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,
       E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint,
     };
-    // In parallel: the tree goes in, the output is attached, the `running` record is saved.
-    const [, stream] = await allOrThrow([
-      (async () => {
-        if (!tree) return;
-        status('copying the clean tree into the container');
-        await copyTreeIn(created.container, tree).catch((e) => { throw dockerError(e, created.id.slice(0, 12), 'copying the clean tree in', docker); });
-        const done = tree;
-        tree = undefined;
-        void fsp.rm(done, { recursive: true, force: true }).catch(() => undefined);
-      })(),
-      created.container.attach({ stream: true, stdout: true, stderr: true })
+    // In parallel: the output (and, in clean mode, the input the tree goes through) is attached,
+    // the `running` record is saved.
+    const [stream] = await allOrThrow([
+      created.container.attach({ stream: true, stdout: true, stderr: true, ...(tree ? { stdin: true, hijack: true } : {}) })
         .catch((e: unknown) => { throw dockerError(e, created.id.slice(0, 12), 'attaching to the verify container', docker); }),
       logs.open().then(() => saveRecord(layout, record)),
     ] as const).catch(async (e: unknown) => {
@@ -184,6 +178,20 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
       throw err;
     }
     logger.info(`run ${runId} started in ${created.id.slice(0, 12)} (${mode})`);
+    if (tree) {
+      // The tree goes in through the container's stdin while it starts (no separate copy round
+      // trip); the wrapper extracts it, then runs the script. A cut stream makes the wrapper refuse
+      // to run (exit 125, said in the log); the container is killed so the run ends at once.
+      const done = tree;
+      tree = undefined;
+      status('copying the clean tree into the container');
+      void feedTree(stream as unknown as NodeJS.WritableStream, done, treeMarkerName(runId))
+        .catch((e: unknown) => {
+          logger.warn(`run ${runId}: the clean tree could not be sent into ${created.id.slice(0, 12)}: ${e instanceof Error ? e.message : String(e)}`);
+          created.container.kill().catch(() => undefined);
+        })
+        .finally(() => fsp.rm(done, { recursive: true, force: true }).catch(() => undefined));
+    }
     containerId = undefined; // watchToEnd owns the container (and the output folder) from here
     watching = true;
     markWatched(created.id, true);

@@ -11,7 +11,7 @@ import { git } from '../workspace/git';
  * them, i.e. every tracked and untracked file that `.gitignore` does not exclude, binary files
  * included, deletions applied. Files the solver left in ignored paths are NOT in the tree.
  *
- * Done through a temporary index (the solver's own index and work tree are never touched):
+ * Done through temporary indexes (the solver's own index and work tree are never touched):
  * `read-tree HEAD`, `add -A` (same rule as the harness's intent-add of untracked files), then
  * `checkout-index` into `dest`; `dest/.git` is a fresh repository whose one commit "task start"
  * is the masked checkout, with the solver's changes uncommitted on top, as in the workspace.
@@ -20,25 +20,35 @@ import { git } from '../workspace/git';
  *   a "task start" commit; GIT_FAILED when git fails.
  */
 export async function buildVerifyTree(workspace: string, dest: string, signal?: AbortSignal): Promise<void> {
-  const head = await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: workspace, signal, okCodes: [128] });
-  if (head.code !== 0) {
-    throw new ExpBenchError('SESSION_INVALID', workspace, 'the workspace is not a git repository with a "task start" commit');
-  }
-  const index = path.join(os.tmpdir(), `expbench-verify-index-${randomBytes(6).toString('hex')}`);
-  const env = { GIT_INDEX_FILE: index };
+  const tag = randomBytes(6).toString('hex');
+  const start = { GIT_INDEX_FILE: path.join(os.tmpdir(), `expbench-verify-index-${tag}-start`) };
+  const solver = { GIT_INDEX_FILE: path.join(os.tmpdir(), `expbench-verify-index-${tag}-solver`) };
   try {
-    // 1. The masked checkout at "task start", committed as the one commit of a fresh repository.
-    await git(['read-tree', 'HEAD'], { cwd: workspace, env, signal });
-    await git(['checkout-index', '-a', '-f', `--prefix=${dest}${path.sep}`], { cwd: workspace, env, signal });
-    await git(['init', '-q'], { cwd: dest, signal });
-    await git(['add', '-A'], { cwd: dest, signal });
-    await git(['commit', '-q', '--allow-empty', '--no-verify', '-m', 'task start'], { cwd: dest, signal });
-    // 2. The solver's changes: the temporary index takes the work tree's state (ignored files left out).
-    await git(['add', '-A'], { cwd: workspace, env, signal });
+    // `read-tree HEAD` fails with 128 when there is no commit: that is the "not a workspace" check.
+    const read = await git(['read-tree', 'HEAD'], { cwd: workspace, env: start, signal, okCodes: [128] });
+    if (read.code !== 0) {
+      throw new ExpBenchError('SESSION_INVALID', workspace, 'the workspace is not a git repository with a "task start" commit');
+    }
+    await fsp.copyFile(start.GIT_INDEX_FILE, solver.GIT_INDEX_FILE);
+    // Two independent chains in parallel: (1) the masked checkout at "task start", committed as
+    // the one commit of a fresh repository in `dest`; (2) the second temporary index takes the work
+    // tree's state (ignored files left out).
+    const chains = await Promise.allSettled([
+      (async () => {
+        await git(['checkout-index', '-a', '-f', `--prefix=${dest}${path.sep}`], { cwd: workspace, env: start, signal });
+        await git(['init', '-q'], { cwd: dest, signal });
+        await git(['add', '-A'], { cwd: dest, signal });
+        await git(['commit', '-q', '--allow-empty', '--no-verify', '-m', 'task start'], { cwd: dest, signal });
+      })(),
+      git(['add', '-A'], { cwd: workspace, env: solver, signal }),
+    ]);
+    const failed = chains.find((c) => c.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    // 3. The solver's changes on top, so that files the solver deleted stay deleted.
     await removeTrackedFiles(dest);
-    await git(['checkout-index', '-a', '-f', `--prefix=${dest}${path.sep}`], { cwd: workspace, env, signal });
+    await git(['checkout-index', '-a', '-f', `--prefix=${dest}${path.sep}`], { cwd: workspace, env: solver, signal });
   } finally {
-    await fsp.rm(index, { force: true });
+    await Promise.all([start, solver].map((e) => fsp.rm(e.GIT_INDEX_FILE, { force: true })));
   }
 }
 
