@@ -56,6 +56,8 @@ describe('session single-writer ownership', () => {
     b.setConclusion('new conclusion');
     await b.addNote('note from the new window');
     await b.store.flush();
+    await b.recordDrafts();
+    await b.events.settled();
     const eventsBefore = (await readEvents(layout.events)).events.length;
 
     let lostTo: string | undefined;
@@ -80,7 +82,7 @@ describe('session single-writer ownership', () => {
     assert.equal(onDisk.conclusion, 'new conclusion');
     assert.deepEqual(onDisk.notes.map((n) => n.text), ['note from the new window']);
     const after = await readEvents(layout.events);
-    assert.equal(after.events.length, eventsBefore, 'the stale owner appended no event');
+    assert.equal(after.events.length, eventsBefore, `the stale owner appended no event: ${JSON.stringify(after.events.slice(eventsBefore))}`);
     assert.ok(!after.events.some((e) => JSON.stringify(e).includes('stale')));
 
     // The new owner keeps writing normally.

@@ -21,13 +21,19 @@ const GROUPS: Array<[keyof Omit<DesignDraftView, 'freeText'>, string, string]> =
 
 let view: PhasesView | undefined;
 let shown: string | undefined;
-const timers = new Map<string, ReturnType<typeof setTimeout>>();
+/** Pending edits per key: the latest payload is sent when the key's timer fires (throttled, not postponed by later keystrokes). */
+const pending = new Map<string, { action: string; payload: unknown }>();
 
 function act(action: string, payload?: unknown, debounceKey?: string): void {
-  const go = () => send({ type: 'sectionAction', key: 'phases', action, payload });
-  if (!debounceKey) return go();
-  clearTimeout(timers.get(debounceKey));
-  timers.set(debounceKey, setTimeout(() => { timers.delete(debounceKey); go(); }, EDIT_DEBOUNCE_MS));
+  if (!debounceKey) return send({ type: 'sectionAction', key: 'phases', action, payload });
+  const armed = pending.has(debounceKey);
+  pending.set(debounceKey, { action, payload });
+  if (armed) return;
+  setTimeout(() => {
+    const p = pending.get(debounceKey);
+    pending.delete(debounceKey);
+    if (p) send({ type: 'sectionAction', key: 'phases', action: p.action, payload: p.payload });
+  }, EDIT_DEBOUNCE_MS);
 }
 
 function focusedIn(node: Element | null): boolean {
