@@ -18,8 +18,8 @@ import type { Workbench } from '../harness/workbench';
 
 const TASK = 'sample/toycal/0';
 const TITLE = `Brief ${TASK}`;
-const DESIGN = 'Fit T on the validation NLL by grid search, then compare ECE before and after.';
-const CONCLUSION = 'Temperature scaling lowers the test ECE; accuracy is unchanged at 0.9050.';
+const DESIGN = 'Fit T on validation NLL; compare ECE.';
+const CONCLUSION = 'Test ECE 0.0322 -> 0.0123 with T = 1.30.';
 const MORE = ' Checked twice.';
 
 /** mulberry32: a small seeded PRNG, values in [0, 1). */
@@ -85,7 +85,8 @@ describe('killed window (end to end)', function () {
     this.timeout(90_000);
     const seed = Number(process.env.EXPBENCH_KILL_SEED ?? Date.now() % 1_000_000);
     const random = prng(seed);
-    const killAfterMs = 1200 + Math.floor(random() * 3300);
+    // from 1.5 s (while the design is typed) to well after the last key (idle window)
+    const killAfterMs = 1500 + Math.floor(random() * 5000);
     const charDelayMs = 15 + Math.floor(random() * 40);
     console.log(`      kill test: seed ${seed} (EXPBENCH_KILL_SEED=${seed} repeats it), kill ${killAfterMs} ms after typing starts, ${charDelayMs} ms between keys`);
 
@@ -101,6 +102,7 @@ describe('killed window (end to end)', function () {
     const start = Date.now();
     const killAt = start + killAfterMs;
     const typeInto = async (selector: string, t: Typed) => {
+      if (Date.now() >= killAt) return;
       await frame.locator(selector).click();
       for (const ch of t.full) {
         if (Date.now() >= killAt) return;

@@ -1,3 +1,6 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { ExpBenchError } from '../errors';
 import { SessionLayout } from '../session/layout';
@@ -83,9 +86,15 @@ export interface ManifestDraft {
   createdAt: string;
 }
 
-/** Writes the draft (preparation started, not finished) to `private/manifest.json`, atomically. */
+/**
+ * Writes the draft (preparation started, not finished) to `private/manifest.json`, atomically
+ * (temp file + rename) but without fsync: should the draft be lost in a crash, the session folder
+ * holds no manifest and is refused as not empty, so it never looks complete either way.
+ */
 export async function writeManifestDraft(sessionDir: string, draft: ManifestDraft): Promise<void> {
-  await writeJsonAtomic(new SessionLayout(sessionDir).manifest, draft);
+  const file = new SessionLayout(sessionDir).manifest;
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await writeFileAtomic(file, JSON.stringify(draft, null, 2) + '\n', { fsync: false });
 }
 
 /** Validates and writes the complete manifest atomically; call it as the LAST step of preparation. */

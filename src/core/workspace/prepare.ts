@@ -6,7 +6,7 @@ import { log } from '../log';
 import { toolVersion } from '../paths';
 import { SessionLayout } from '../session/layout';
 import type { Task } from '../tasks/types';
-import { addExcludes, buildWorkspaceRepo, objectsAmong } from './build';
+import { addExcludes, buildWorkspaceRepo, initWorkspaceRepo, objectsAmong } from './build';
 import { ensurePristine } from './cache';
 import { writeDevcontainer } from './devcontainer';
 import { git } from './git';
@@ -77,15 +77,19 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
   progress('source', `resolving ${o.source}`);
   const source = await classifySource(o.source);
   await claimOutDir(o.outDir);
+  let initialized: Promise<void> | undefined;
   try {
     await writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
+    // `git init` of the workspace runs while the source is read; its error surfaces where it is awaited.
+    initialized = initWorkspaceRepo(layout.workspace, o.signal);
+    initialized.catch(() => undefined);
     const pristine = await ensurePristine({
       source, commit: o.commit, cacheDir, signal: o.signal, onProgress: (m) => progress('source', m),
     });
     progress('tree', `listing ${pristine.commit.slice(0, 12)}`);
     const flat = await flattenTree({
       repo: pristine.repo, commit: pristine.commit, cacheDir, signal: o.signal,
-      location: await submoduleBase(source.kind, source.location),
+      location: () => submoduleBase(source.kind, source.location),
       skipSubmodule: (p) => rules.some((r) => covers(r.path, p)),
       onProgress: (m) => progress('tree', m),
     });
@@ -96,19 +100,20 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     // Folders holding no masked file and no submodule are the same tree objects as in the source.
     const changed = [...masked.map((m) => m.path), ...flat.submodules.map((s) => s.path)];
     const sameTrees = flat.trees.filter((t) => !changed.some((p) => covers(t.path, p)));
-    const built = await buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal);
+    const built = await buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal, initialized);
     check();
     const keptBlobs = new Map(kept.map((f) => [f.sha, f.path]));
     const secret = masked.filter((m) => !keptBlobs.has(m.blob)).map((m) => m.blob);
-    const leaks = await objectsAmong(layout.workspace, secret);
+    const [leaks, dc] = await settleBoth(
+      objectsAmong(layout.workspace, secret),
+      writeDevcontainer(layout.workspace, {
+        image, taskId: o.task.id, template: o.devcontainerTemplate,
+        treeHasDevcontainer: kept.some((f) => covers('.devcontainer', f.path)),
+      }).then(async (written) => { await addExcludes(layout.workspace, [written.exclude]); return written; }),
+    );
     if (leaks.length) {
       throw new ExpBenchError('GIT_FAILED', layout.workspace, `internal error: masked content in the object store (${leaks.join(', ')})`);
     }
-    const dc = await writeDevcontainer(layout.workspace, {
-      image, taskId: o.task.id, template: o.devcontainerTemplate,
-      treeHasDevcontainer: kept.some((f) => covers('.devcontainer', f.path)),
-    });
-    await addExcludes(layout.workspace, [dc.exclude]);
     await chownWorkspace(layout.workspace, o.owner);
     check();
     const manifest: Manifest = {
@@ -134,12 +139,21 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     progress('finish', `prepared ${o.task.id} at ${pristine.commit.slice(0, 12)} in ${o.outDir}`);
     return manifest;
   } catch (e) {
+    await initialized?.catch(() => undefined);
     await fsp.rm(layout.workspace, { recursive: true, force: true }).catch(() => undefined);
     await fsp.rm(layout.private, { recursive: true, force: true }).catch(() => undefined);
     await fsp.rmdir(o.outDir).catch(() => undefined);
     if (o.signal?.aborted && !isExpBenchError(e, 'CANCELLED')) throw cancelled(o.outDir);
     throw e;
   }
+}
+
+/** Awaits both (neither is left running); rejects with the first one's error when either fails. */
+async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === 'rejected') throw ra.reason;
+  if (rb.status === 'rejected') throw rb.reason;
+  return [ra.value, rb.value];
 }
 
 /**

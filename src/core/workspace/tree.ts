@@ -42,8 +42,11 @@ export interface FlatTree {
 export interface FlattenOptions {
   repo: string;
   commit: string;
-  /** URL or folder of the repository (relative submodule URLs are resolved against it). */
-  location: string;
+  /**
+   * URL or folder of the repository (relative submodule URLs are resolved against it), or a
+   * function giving it, called only when the tree has submodules.
+   */
+  location: string | (() => Promise<string>);
   cacheDir: string;
   /** Submodules at (or under) a path for which this returns true are not fetched nor listed. */
   skipSubmodule: (path: string) => boolean;
@@ -76,6 +79,7 @@ export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatT
   }
   if (links.length === 0) return { files, trees, submodules };
   const urls = await submoduleUrls(o.repo, o.commit);
+  const location = typeof o.location === 'string' ? o.location : await o.location();
   for (const link of links) {
     const full = prefix + link.path;
     if (o.skipSubmodule(full)) {
@@ -84,7 +88,7 @@ export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatT
     }
     const raw = urls.get(link.path);
     if (!raw) throw new ExpBenchError('SOURCE_UNAVAILABLE', full, `submodule at ${o.commit.slice(0, 12)} has no URL in .gitmodules`);
-    const url = resolveSubmoduleUrl(raw, o.location);
+    const url = resolveSubmoduleUrl(raw, location);
     let sub: ClassifiedSource;
     try {
       sub = await classifySource(url);

@@ -41,7 +41,7 @@ export class SessionController implements vscode.Disposable {
       vscode.workspace.onDidSaveTextDocument(() => void this.refreshPatch()),
       session.ownership.onDidLose((by) => {
         logger.warn(`session ${session.layout.root} taken over by ${by.client} (pid ${by.pid}); this window stops writing it`);
-        void vscode.window.showWarningMessage(`EXP-Bench: this task session was opened in another window (${by.openedAt}); changes made here are no longer saved. Reload this window to continue here.`);
+        void vscode.window.showWarningMessage(`EXP-Bench: this task session was opened ${by.client === 'vscode' ? 'in another window' : `by the ${by.client}`} (${by.openedAt}); changes made here are no longer saved. Reload this window to continue here.`);
       }),
     );
     const tick = setInterval(() => { if (session.clock.status === 'running') this.push(); }, 1000);
