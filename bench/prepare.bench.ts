@@ -100,7 +100,8 @@ export async function run(): Promise<Record<string, number>> {
     const commits = Number(await sh(src, 'rev-list', '--count', 'HEAD'));
     const size = (await sh(src, 'count-objects', '-vH')).match(/size-pack: (.*)/)?.[1];
     console.log(`prepare: ${REAL_REPO ? `real repository ${REAL_REPO}` : 'generated repository'}: ${files} files, ${commits} commits, ` +
-      `pack ${size}, masked ${JSON.stringify(maskedSource)} + root README; medians of ${RUNS}`);
+      `pack ${size}, masked ${JSON.stringify(maskedSource)} + root README; medians of ${RUNS}; ` +
+      `load average ${(await fsp.readFile('/proc/loadavg', 'utf8').catch(() => '?')).split(' ').slice(0, 3).join(' ')}`);
     console.log(`prepare: git clone --local ${cloneMs.toFixed(0)} ms; prepare (warm cache) ${warmMs.toFixed(0)} ms, ` +
       `ratio ${(warmMs / cloneMs).toFixed(2)}× (target ≤ 1.3×); prepare (cold cache) ${coldMs.toFixed(0)} ms, ratio ${(coldMs / cloneMs).toFixed(2)}×`);
     return { files, commits, cloneMs, warmMs, coldMs, warmRatio: warmMs / cloneMs, coldRatio: coldMs / cloneMs };
