@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { isExpBenchError } from '../../src/core/errors';
 import { createContainer, listProjectContainers, removeContainer } from '../../src/core/sandbox/containers';
+import { engineAddress } from '../../src/core/sandbox/connection';
 import { SessionLayout } from '../../src/core/session/layout';
 import { collectOrReattach, latestRecordPath, readRecord, runVerification, saveRecord, VerificationRecord } from '../../src/core/verify';
 import { cutMarker } from '../../src/core/verify/logs';
@@ -84,7 +85,8 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
  * and wait until it answers.
  */
 async function restartEngine(docker: Docker): Promise<void> {
-  const sock = (docker.modem as unknown as { socketPath?: string }).socketPath ?? '/var/run/docker.sock';
+  // engineAddress resolves docker-modem's default socketPath (a function) to the socket in use.
+  const sock = engineAddress(docker);
   const pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d) && (() => {
     try { return fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'dockerd'; } catch { return false; }
   })());
