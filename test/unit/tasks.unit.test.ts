@@ -105,6 +105,17 @@ describe('bad input', () => {
     assert.deepEqual(r.problems.map((p) => [p.severity, p.message]), [['error', 'dataset folder does not exist']]);
   });
 
+  it('an empty folder and a file that is neither .json nor .jsonl are problems naming them', async () => {
+    await fsp.mkdir(path.join(dir, 'empty'), { recursive: true });
+    await write('notes.md', '# not a dataset');
+    const r = await loadDatasets([path.join(dir, 'empty'), path.join(dir, 'notes.md')]);
+    assert.equal(r.tasks.length, 0);
+    assert.deepEqual(r.problems.map((p) => [path.basename(p.file), p.severity, p.message]), [
+      ['empty', 'warning', 'no task files (*.json) or paper lists (*.jsonl) in this folder'],
+      ['notes.md', 'error', 'not a dataset folder, a task file (.json) or a paper list (.jsonl)'],
+    ]);
+  });
+
   it('a file that is not JSON is unreadable, the others still load', async () => {
     await write('tasks/c/1/1_complete_final.json', '{"questions": [');
     await write('tasks/c/2/2_complete_final.json', JSON.stringify({ questions: [{ question: 'q', method: 'm', expected_outcome: 'e' }] }));

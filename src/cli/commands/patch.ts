@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { Command } from 'commander';
+import { ExpBenchError } from '../../core/errors';
 import { exists } from '../../core/util/fs';
 import { makePatch } from '../../core/workspace/patch';
 import { printJson } from '../output';
@@ -17,6 +18,7 @@ export function register(program: Command): void {
     .description('print everything changed in the workspace since "task start"')
     .action(async (dir: string, opts) => {
       const abs = path.resolve(dir);
+      if (!(await exists(abs))) throw new ExpBenchError('BAD_INPUT', abs, 'no such folder (expected a session folder or its workspace)');
       const ws = (await exists(path.join(abs, 'workspace', '.git'))) ? path.join(abs, 'workspace') : abs;
       const p = await makePatch(ws);
       if (opts.json) return printJson(p);

@@ -111,12 +111,18 @@ async function listFiles(dir: string, problems: Problem[]): Promise<string[]> {
     problems.push({ file: dir, pointer: '', severity: 'error', message: 'dataset folder does not exist' });
     return [];
   }
-  if (stat.isFile()) return [dir];
+  if (stat.isFile()) {
+    if (/\.jsonl?$/.test(dir)) return [dir];
+    problems.push({ file: dir, pointer: '', severity: 'error', message: 'not a dataset folder, a task file (.json) or a paper list (.jsonl)' });
+    return [];
+  }
   const entries = await fsp.readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
+  const files = entries
     .filter((e) => e.isFile() && /\.jsonl?$/.test(e.name))
     .map((e) => path.join(e.parentPath ?? (e as any).path, e.name))
     .filter((f) => !/[\\/](node_modules|\.git)[\\/]/.test(f));
+  if (files.length === 0) problems.push({ file: dir, pointer: '', severity: 'warning', message: 'no task files (*.json) or paper lists (*.jsonl) in this folder' });
+  return files;
 }
 
 async function readPaperList(file: string, papers: Map<string, PaperInfo>, problems: Problem[], unreadable: string[]): Promise<void> {
