@@ -447,8 +447,8 @@ describe('verify (real Docker)', function () {
     fs.copyFileSync(path.join(sol, 'reproduce_exp_bench.sh'), path.join(ws, 'reproduce_exp_bench.sh'));
     const sub = await cli('session', 'submit', dir, '--answers', path.join(sol, 'answers.json'), '--no-verify', '--no-judge');
     assert.equal(sub.code, 0, sub.stderr);
-    const v = await cli('verify', dir, '--json', '--timeout', '300');
-    assert.equal(v.code, 0, v.stderr);
+    const v = await cli('verify', dir, '--json', '--check', '--timeout', '300');
+    assert.equal(v.code, 0, v.stderr); // --check: 0 only when E_clean and every claim was produced
     const r = JSON.parse(v.stdout) as VerificationRecord;
     assert.equal(r.mode, 'clean');
     assert.equal(r.exitCode, 0, read(dir, r.logs.combined));
@@ -456,6 +456,16 @@ describe('verify (real Docker)', function () {
     assert.deepEqual(r.lint, []);
     assert.deepEqual(r.E_claims.claims.map((c) => [c.text, c.found]), [['1.30', true], ['0.0322', true], ['0.0123', true], ['0.9050', true]]);
     assert.equal(r.E_claims.allFound, true);
+    // a conclusion claiming a number the run never produced: --check exits 3, the claim is marked
+    const answers = path.join(dir, 'private', 'answers.json');
+    const a = JSON.parse(fs.readFileSync(answers, 'utf8')) as { conclusion: string };
+    assert.ok(a.conclusion.includes('0.0123'), a.conclusion);
+    fs.writeFileSync(answers, JSON.stringify({ ...a, conclusion: a.conclusion.replace('0.0123', '0.0087') }));
+    const bad = await cli('verify', dir, '--json', '--check', '--timeout', '300');
+    assert.equal(bad.code, 3, bad.stderr);
+    const rb = JSON.parse(bad.stdout) as VerificationRecord;
+    assert.equal(rb.E_clean, true);
+    assert.deepEqual(rb.E_claims.claims.filter((c) => !c.found).map((c) => c.text), ['0.0087']);
   });
 
   it('bad input: a folder without workspace/ is rejected naming the folder', async () => {

@@ -17,6 +17,7 @@ interface VerifyCliOptions {
   logCap?: number;
   collect?: boolean;
   json?: boolean;
+  check?: boolean;
 }
 
 const positive = (name: string) => (v: string): number => {
@@ -29,7 +30,8 @@ const positive = (name: string) => (v: string): number => {
  * `expbench verify SESSION_DIR [--mode clean|harness] [--timeout S] [--json]`: runs the session's
  * reproduce_exp_bench.sh in a new container and writes private/verify/<runId>/record.json.
  * Exit code 0 when the verifier ran (whatever the script did: see E_clean/E_exit in the record),
- * 1 when it could not (no engine, no image, bad session) or was cancelled (Ctrl-C).
+ * 1 when it could not (no engine, no image, bad session) or was cancelled (Ctrl-C). With `--check`,
+ * exit 3 when the run ran but failed: E of the mode false, or a claimed number not produced.
  * Without --json, output lines go to stderr as they come and a summary to stdout.
  */
 export function register(program: Command): void {
@@ -44,6 +46,7 @@ export function register(program: Command): void {
     .option('--log-cap <bytes>', 'cap of each stored log in bytes (default 8 MiB)', positive('--log-cap'))
     .option('--collect', 'do not start a run: collect the last run, or reattach to it while it still runs')
     .option('--json', 'print the verification record as JSON on stdout')
+    .option('--check', 'exit 3 when E (of the mode) is false or a claimed number was not produced')
     .description('run reproduce_exp_bench.sh in a clean container and check the conclusion\'s numbers')
     .action(async (dir: string, opts: VerifyCliOptions) => {
       if (opts.mode !== 'clean' && opts.mode !== 'harness') {
@@ -86,7 +89,8 @@ export function register(program: Command): void {
           if (record.E_claims.note) console.log(`  claims: ${record.E_claims.note}`);
           console.log(`  record: ${path.join(layout.verify, record.runId, 'record.json')}`);
         }
-        process.exitCode = 0;
+        const passed = (record.mode === 'clean' ? record.E_clean : record.E_exit) && record.E_claims.allFound;
+        process.exitCode = opts.check && !passed ? 3 : 0;
       } finally {
         process.removeListener('SIGINT', onSigint);
       }

@@ -184,7 +184,7 @@ function update(c: HTMLElement, v: PhasesView): void {
   if (bar.dataset.ops !== opsKey && !typingReason) {
     bar.dataset.ops = opsKey;
     const ops = v.finished ? [] : v.clock.status === 'not-started' ? [button('Start the clock', 'start')]
-      : v.clock.status === 'running' ? [el('input', { id: 'pause-reason', placeholder: 'pause reason (optional)', 'aria-label': 'Pause reason' }), button('Pause', 'pause')] : [button('Resume', 'resume')];
+      : v.clock.status === 'running' ? [el('label', { for: 'pause-reason', class: 'muted' }, 'Pause reason:'), el('input', { id: 'pause-reason', placeholder: 'optional', 'aria-label': 'Pause reason' }), button('Pause', 'pause')] : [button('Resume', 'resume')];
     bar.replaceChildren(clockEl, ...ops);
   }
   // design
@@ -210,11 +210,12 @@ function update(c: HTMLElement, v: PhasesView): void {
   runBtn.textContent = v.running ? 'Running…' : 'Run in the task container';
   const cs = c.querySelector('.container-state')!;
   cs.className = `container-state ${v.container.state === 'unavailable' ? 'bad' : 'muted'}`;
-  cs.textContent = v.container.state === 'ready' ? 'container ready' : v.container.message ?? v.container.state;
+  cs.textContent = v.container.message ?? ({ unknown: 'container not started yet (it starts on the first run)', starting: 'starting the container…', ready: 'container ready', unavailable: 'container unavailable' } as const)[v.container.state];
   c.querySelector('table.runs tbody')!.replaceChildren(...v.runs.slice().reverse().map((r) => el('tr', {},
     el('td', {}, new Date(r.startedAt).toLocaleTimeString()),
     el('td', { class: r.exitCode === 0 ? 'ok' : 'bad' }, r.exitCode === null ? (r.error ? 'error' : 'killed') : `exit ${r.exitCode}`),
-    el('td', {}, `${(r.durationMs / 1000).toFixed(1)} s`), el('td', { class: 'wide muted' }, r.error ?? ''))));
+    el('td', {}, `${(r.durationMs / 1000).toFixed(1)} s`), el('td', { class: 'wide muted' }, r.error ?? ''))),
+    ...(v.runs.length ? [] : [el('tr', {}, el('td', { class: 'wide muted' }, 'No runs yet.'))]));
   // conclusion
   const concl = c.querySelector('#conclusion') as HTMLTextAreaElement;
   if (document.activeElement !== concl) concl.value = v.conclusion;
