@@ -88,6 +88,7 @@ export const PhasesActionSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('runScript'), payload: z.unknown().optional() }),
   z.object({ action: z.literal('openScript'), payload: z.unknown().optional() }),
   z.object({ action: z.literal('openPatch'), payload: z.unknown().optional() }),
+  z.object({ action: z.literal('openTerminal'), payload: z.unknown().optional() }),
   z.object({ action: z.literal('refreshPatch'), payload: z.unknown().optional() }),
   z.object({ action: z.literal('submit'), payload: z.unknown().optional() }),
   z.object({ action: z.literal('giveUp'), payload: z.unknown().optional() }),

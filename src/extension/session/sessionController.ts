@@ -123,6 +123,7 @@ export class SessionController implements vscode.Disposable {
       case 'runScript': await this.runScript(); break;
       case 'openScript': await this.openScript(); break;
       case 'openPatch': await vscode.commands.executeCommand('expbench.showPatch'); break;
+      case 'openTerminal': await vscode.commands.executeCommand('expbench.openContainerTerminal'); break;
       case 'refreshPatch': await this.refreshPatch(); break;
       case 'submit': await submitFromEditor(this, this.hooks); break;
       case 'giveUp': await giveUpFromEditor(this); break;

@@ -132,9 +132,11 @@ function executionPanel(): HTMLElement {
   edit.addEventListener('click', () => act('openScript'));
   const run = el('button', { class: 'run' }, 'Run in the task container');
   run.addEventListener('click', () => act('runScript'));
+  const term = el('button', { class: 'secondary', title: 'A shell in the task container (EXP-Bench: task container terminal)' }, 'Open terminal');
+  term.addEventListener('click', () => act('openTerminal'));
   return el('div', { class: 'phase', 'data-phase': 'execution' },
     el('p', { class: 'muted' }, 'reproduce_exp_bench.sh at the repository root must run the whole experiment. Runs here use your work container; the verifier later re-runs it from a clean tree.'),
-    el('div', { class: 'row' }, edit, run, el('span', { class: 'container-state' })),
+    el('div', { class: 'row' }, edit, run, term, el('span', { class: 'container-state' })),
     el('h3', {}, 'Live log'), el('pre', { class: 'runlog', 'aria-label': 'Run log' }),
     el('h3', {}, 'Runs'), el('table', { class: 'runs' }, el('tbody', {})));
 }
