@@ -58,7 +58,6 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
       return c && { root: c.layout.root, task: c.task, events: c.session.events, refreshResults: async () => c.setResults(await resultRows(c.layout)) };
     },
     findTask: (id) => store.find(id),
-    verifyTimeoutMs: () => vscode.workspace.getConfiguration('expbench.verify').get<number>('timeoutSeconds', 3600) * 1000,
   });
   registerVerifier(context, {
     sessionRoot: async () => (await session)?.controller.layout.root,

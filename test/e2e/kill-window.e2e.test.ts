@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, Frame } from 'playwright-core';
+import { mulberry32 } from '../../src/core/metrics/bootstrap';
 import { HEARTBEAT_MS } from '../../src/core/session/clock';
 import { SessionLayout } from '../../src/core/session/layout';
 import { readState } from '../../src/core/session/store';
@@ -21,18 +22,6 @@ const TITLE = `Brief ${TASK}`;
 const DESIGN = 'Fit T on validation NLL; compare ECE.';
 const CONCLUSION = 'Test ECE 0.0322 -> 0.0123 with T = 1.30.';
 const MORE = ' Checked twice.';
-
-/** mulberry32: a small seeded PRNG, values in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -84,7 +73,7 @@ describe('killed window (end to end)', function () {
   it('loses nothing typed more than 1 s before the window is killed at a random moment', async function () {
     this.timeout(90_000);
     const seed = Number(process.env.EXPBENCH_KILL_SEED ?? Date.now() % 1_000_000);
-    const random = prng(seed);
+    const random = mulberry32(seed);
     // from 1.5 s (while the design is typed) to well after the last key (idle window)
     const killAfterMs = 1500 + Math.floor(random() * 5000);
     const charDelayMs = 15 + Math.floor(random() * 40);

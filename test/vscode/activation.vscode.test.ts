@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 
-const EXTENSION_ID = 'expbench.expbench-workbench';
+import { EXTENSION_ID } from './extensionApi';
 
 describe('extension host (code-server)', () => {
   it('is VS Code 1.100', () => {

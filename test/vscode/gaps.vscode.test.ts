@@ -9,17 +9,10 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ExtensionApi } from '../../src/extension/extension';
+import { api } from './extensionApi';
 import { CALIBRATE_PY, makeJudgedSampleSession, type JudgedSession } from '../harness/gapsSession';
 
-const EXTENSION_ID = 'expbench.expbench-workbench';
 const SOURCE = 'EXP-Bench (heuristic)';
-
-async function api(): Promise<ExtensionApi> {
-  const ext = vscode.extensions.getExtension<ExtensionApi>(EXTENSION_ID);
-  assert.ok(ext, 'extension not found');
-  return ext.activate();
-}
 
 const ours = (uri: vscode.Uri) => vscode.languages.getDiagnostics(uri).filter((d) => d.source === SOURCE);
 const lines = (d: vscode.Diagnostic) => [d.range.start.line, d.range.end.line];

@@ -16,17 +16,10 @@ import { listProjectContainers, removeWorkContainer } from '../../src/core/sandb
 import { SessionLayout } from '../../src/core/session/layout';
 import { readManifest } from '../../src/core/workspace/manifest';
 import type { ContainerTerminalHandle } from '../../src/extension/containerTerminal';
-import type { ExtensionApi } from '../../src/extension/extension';
+import { api } from './extensionApi';
 import { requireDocker } from '../harness/docker';
 
-const EXTENSION_ID = 'expbench.expbench-workbench';
 const TASK = 'sample/toycal/0';
-
-async function api(): Promise<ExtensionApi> {
-  const ext = vscode.extensions.getExtension<ExtensionApi>(EXTENSION_ID);
-  assert.ok(ext, 'extension not found');
-  return ext.activate();
-}
 
 /** Polls until `pred()` holds (every 50 ms, up to `ms`), then asserts it with `what`. */
 async function until(what: () => string, pred: () => boolean, ms = 30_000): Promise<void> {

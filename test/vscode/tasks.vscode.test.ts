@@ -3,16 +3,8 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ExtensionApi } from '../../src/extension/extension';
+import { api } from './extensionApi';
 import type { TaskNode } from '../../src/extension/taskTree';
-
-const EXTENSION_ID = 'expbench.expbench-workbench';
-
-async function api(): Promise<ExtensionApi> {
-  const ext = vscode.extensions.getExtension<ExtensionApi>(EXTENSION_ID);
-  assert.ok(ext, 'extension not found');
-  return ext.activate();
-}
 
 function label(item: vscode.TreeItem): string {
   return typeof item.label === 'string' ? item.label : item.label?.label ?? '';

@@ -11,7 +11,8 @@ import { readTaskSnapshot } from '../../core/session/marker';
 import { readState } from '../../core/session/store';
 import { HARNESS_FILES } from '../../core/session/submit';
 import type { Task } from '../../core/tasks/types';
-import { latestRecordPath, readRecord, runVerification, summary as verifySummary } from '../../core/verify';
+import { latestRecordPath, readRecord } from '../../core/verify';
+import { RUN_VERIFIER_COMMAND } from '../verifier';
 import { readManifest } from '../../core/workspace/manifest';
 import { makePatch } from '../../core/workspace/patch';
 import type { JudgeEndpoint } from '../../core/judge/provider';
@@ -20,7 +21,6 @@ import type { GapsController } from './gapsController';
 
 const logger = log('gaps');
 export const RUN_JUDGE_AND_VERIFIER_COMMAND = 'expbench.runJudgeAndVerifier';
-const RUN_VERIFIER_COMMAND = 'expbench.runVerifier';
 
 /** What "Run Judge and Verifier" needs from the rest of the extension. */
 export interface RunJudgeDeps {
@@ -30,8 +30,6 @@ export interface RunJudgeDeps {
   /** This window's session: root, task, event log, and a way to refresh its results table. */
   windowSession(): Promise<{ root: string; task: Task; events?: EventLog; refreshResults?(): Promise<void> } | undefined>;
   findTask(id: string): Promise<Task | undefined>;
-  /** Verification timeout from settings, ms. */
-  verifyTimeoutMs(): number;
 }
 
 /** What one run did (returned by the command, for tests). */
@@ -44,9 +42,8 @@ export interface RunJudgeResult {
 /**
  * "EXP-Bench: Run Judge and Verifier" (`expbench.runJudgeAndVerifier`, optional argument: a
  * session root; default this window's session). With one cancellable notification progress:
- * 1. the verifier: the registered `expbench.runVerifier` command when present (its own progress,
- *    log and status bar), else the core `runVerification` (clean mode) with this progress's
- *    cancellation. A failure (Docker unavailable, image missing…) does not stop the judge: the
+ * 1. the verifier: the `expbench.runVerifier` command (src/extension/verifier.ts: its own
+ *    cancellable progress, limits from settings, log and status bar), clean mode. A failure (Docker unavailable, image missing…) does not stop the judge: the
  *    judge runs without a fresh E, and the message says so;
  * 2. the judge (`judgeSession`) with the configured endpoint, or the heuristic pre-judge without
  *    one (labelled "heuristic" in the progress, the message and every annotation);
@@ -84,7 +81,7 @@ export function runJudgeCommand(deps: RunJudgeDeps): CommandSpec {
             const sub = token.onCancellationRequested(() => ac.abort());
             try {
               progress.report({ message: 'running the verifier (Docker)' });
-              const verifierProblem = await verify(root, ac.signal, deps, ours?.events, (m) => progress.report({ message: `verifier: ${m}` }));
+              const verifierProblem = await verify(root);
               if (ac.signal.aborted) return undefined;
               progress.report({ message: `judging (${kind})` });
               const ws = layout.workspace;
@@ -117,16 +114,11 @@ export function runJudgeCommand(deps: RunJudgeDeps): CommandSpec {
 }
 
 /** Runs the verifier; returns why E is not fresh (undefined when a new final record was written). @throws CANCELLED */
-async function verify(root: string, signal: AbortSignal, deps: RunJudgeDeps, events: EventLog | undefined, status: (m: string) => void): Promise<string | undefined> {
+async function verify(root: string): Promise<string | undefined> {
   const latest = latestRecordPath(new SessionLayout(root));
   const before = await readRecord(latest).catch(() => undefined);
   try {
-    if ((await vscode.commands.getCommands(true)).includes(RUN_VERIFIER_COMMAND)) {
-      await vscode.commands.executeCommand(RUN_VERIFIER_COMMAND, { mode: 'clean' });
-    } else {
-      const r = await runVerification(root, { mode: 'clean', signal, events, limits: { timeoutMs: deps.verifyTimeoutMs() }, onStatus: status });
-      logger.info(verifySummary(r));
-    }
+    await vscode.commands.executeCommand(RUN_VERIFIER_COMMAND, { mode: 'clean' });
   } catch (e) {
     if (isExpBenchError(e, 'CANCELLED')) throw e;
     const msg = e instanceof Error ? e.message : String(e);
