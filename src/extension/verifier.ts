@@ -4,6 +4,7 @@ import { isExpBenchError } from '../core/errors';
 import { log } from '../core/log';
 import type { EventLog } from '../core/session/events';
 import { SessionLayout } from '../core/session/layout';
+import { registerCommands, type CommandRegistrar } from './commands';
 import {
   collectOrReattach, latestRecordPath, LogLine, readRecord, runVerification, summary, VerificationRecord, VerifyLimits, VerifyMode,
 } from '../core/verify';
@@ -21,6 +22,8 @@ export interface VerifierDeps {
   events?(): Promise<EventLog | undefined>;
   /** Called with every final record (the brief refreshes its results from it). */
   onRecord?(record: VerificationRecord): void;
+  /** Registers the verifier's command; default {@link registerCommands} (directly with VS Code). */
+  register?: CommandRegistrar;
 }
 
 /**
@@ -137,7 +140,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
   };
   void resume().catch((e) => logger.warn(`could not resume the verifier: ${e instanceof Error ? e.message : String(e)}`));
 
-  const disposables = [channel, status, vscode.commands.registerCommand(RUN_VERIFIER_COMMAND, run)];
+  const disposables = [channel, status, ...(deps.register ?? registerCommands)([{ id: RUN_VERIFIER_COMMAND, execute: run }])];
   context.subscriptions.push(...disposables);
   return vscode.Disposable.from(...disposables);
 }

@@ -3,7 +3,8 @@
 // extensions named in `$EXPBENCH_BENCH_ACTIVATION_DIR/window.json` ({order: string[], out: string})
 // in that order and writes, per extension, whether it was already active, the wall time of
 // `Extension.activate()` as seen by a caller in the same host (module loading + activate()), and
-// the `activationMs` its exports report (time inside its own activate(), ms).
+// the `activationMs` its exports report (time inside its own activate(), ms), and for ours the
+// time of its first use (loading the workbench bundle).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -16,6 +17,11 @@ export interface HostActivation {
   callerMs: number;
   /** `exports.activationMs` (the extension's own measure of its activate()), ms; null when absent. */
   reportedMs: number | null;
+  /**
+   * Wall time of the first use after activation, ms: `await exports.workbench()` (our extension
+   * loads dist/workbench.js and sets up its features); null for extensions without it.
+   */
+  firstUseMs: number | null;
 }
 
 export async function run(): Promise<void> {
@@ -24,13 +30,19 @@ export async function run(): Promise<void> {
   const { order, out } = JSON.parse(fs.readFileSync(path.join(dir, 'window.json'), 'utf8')) as { order: string[]; out: string };
   const results: HostActivation[] = [];
   for (const id of order) {
-    const ext = vscode.extensions.getExtension<{ activationMs?: number }>(id);
+    const ext = vscode.extensions.getExtension<{ activationMs?: number; workbench?: () => Promise<unknown> }>(id);
     if (!ext) throw new Error(`extension ${id} is not loaded in this window`);
     const wasActive = ext.isActive;
     const t0 = performance.now();
     const api = await ext.activate();
     const callerMs = performance.now() - t0;
-    results.push({ id, wasActive, callerMs, reportedMs: typeof api?.activationMs === 'number' ? api.activationMs : null });
+    let firstUseMs: number | null = null;
+    if (typeof api?.workbench === 'function') {
+      const t1 = performance.now();
+      await api.workbench();
+      firstUseMs = performance.now() - t1;
+    }
+    results.push({ id, wasActive, callerMs, reportedMs: typeof api?.activationMs === 'number' ? api.activationMs : null, firstUseMs });
   }
   fs.writeFileSync(out, JSON.stringify({ vscodeVersion: vscode.version, results }, null, 2));
 }

@@ -2,10 +2,11 @@ import * as vscode from 'vscode';
 import { log } from '../../core/log';
 import type { Task } from '../../core/tasks/types';
 import { BriefView, HostMessage, WebviewMessage, WebviewMessageSchema, WebviewUiStateSchema } from '../../protocol/messages';
+import { BRIEF_VIEW_TYPE } from '../ids';
 import { briefHtml } from './html';
 
 const logger = log('brief');
-export const BRIEF_VIEW_TYPE = 'expbench.brief';
+export { BRIEF_VIEW_TYPE };
 
 type SectionHandler = (action: string, payload: unknown, panel: BriefPanel) => void | Promise<void>;
 

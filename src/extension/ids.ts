@@ -1,0 +1,11 @@
+// Identifiers that package.json contributes and both stages of the extension use. This module is
+// part of the activation bundle (dist/extension.js): it must stay free of imports.
+
+/** `viewType` of the brief webview panels (package.json `activationEvents` `onWebviewPanel:`). */
+export const BRIEF_VIEW_TYPE = 'expbench.brief';
+
+/** Id of the Tasks tree view (package.json `contributes.views`). */
+export const TASKS_VIEW_ID = 'expbench.tasks';
+
+/** The session marker inside a workspace (contract: docs/DEVELOPING.md; src/core/session/marker.ts). */
+export const SESSION_MARKER_SEGMENTS = ['.devcontainer', 'expbench-session.json'] as const;

@@ -1,0 +1,107 @@
+import * as vscode from 'vscode';
+import { judgeSession } from '../core/judge/session';
+import { log } from '../core/log';
+import { verifyStep } from '../core/verify';
+import { makePatch } from '../core/workspace/patch';
+import { BriefSerializer } from './brief/briefPanel';
+import type { CommandRegistrar } from './commands';
+import { ContainerTerminals } from './containerTerminal';
+import { activateGaps, type GapsController } from './gaps';
+import { judgeEndpoint, secretCommands } from './judgeConfig';
+import { createLogChannel } from './logger';
+import { openTaskCommand } from './openTask';
+import { openWindowSession, sessionCommands, type ActiveSession } from './session/activateSession';
+import { resultRows } from './session/results';
+import type { SubmitHooks } from './session/submitFlow';
+import { taskCommands } from './taskCommands';
+import { TaskStore } from './taskStore';
+import { TaskTreeProvider } from './taskTree';
+import { registerVerifier, verifyLimitsFromSettings } from './verifier';
+
+const logger = log('workbench');
+
+/**
+ * The composition root, loaded by the activation stage (src/extension/extension.ts) on first use
+ * (bundle dist/workbench.js): builds each feature with plain constructors and puts every
+ * disposable on `context.subscriptions`. Does no I/O beyond registering: datasets load lazily when
+ * the tree or a command first needs them, and a window's task session opens after this returns.
+ * Commands go through `register` (contributed ones are routed through the activation stage's stubs).
+ */
+export function activateWorkbench(context: vscode.ExtensionContext, register: CommandRegistrar): WorkbenchApi {
+  const started = performance.now();
+  const channel = createLogChannel();
+  const store = new TaskStore();
+  const tree = new TaskTreeProvider(store);
+  const hooks: SubmitHooks = {
+    verify: () => (vscode.workspace.getConfiguration('expbench.verify').get<boolean>('onSubmit', true) ? verifyStep({
+      limits: verifyLimitsFromSettings(),
+    }) : undefined),
+    judge: async (c) => {
+      if (!vscode.workspace.getConfiguration('expbench.judge').get<boolean>('onSubmit', true)) return undefined;
+      const endpoint = await judgeEndpoint(context.secrets);
+      return async (layout, signal) => {
+        const r = await judgeSession(layout.root, { task: c.task, endpoint, signal, makePatch: async (ws) => (await makePatch(ws)).patch });
+        return { ok: r.record.harnessErrors.length === 0, summary: `judge (${r.record.kind}) done`, record: 'private/judge/latest.json' };
+      };
+    },
+    loadResults: resultRows,
+    afterSubmit: async () => {
+      const cmds = await vscode.commands.getCommands(true);
+      if (cmds.includes('expbench.refreshGaps')) await vscode.commands.executeCommand('expbench.refreshGaps');
+    },
+  };
+  const session: Promise<ActiveSession | undefined> = openWindowSession(context, store, hooks)
+    .catch((e) => { logger.error(e as Error); return undefined; });
+  const { gaps, commands: gapsCommands } = activateGaps(context, {
+    endpoint: () => judgeEndpoint(context.secrets),
+    windowSession: async () => {
+      const c = (await session)?.controller;
+      return c && { root: c.layout.root, task: c.task, events: c.session.events, refreshResults: async () => c.setResults(await resultRows(c.layout)) };
+    },
+    findTask: (id) => store.find(id),
+  });
+  registerVerifier(context, {
+    register,
+    sessionRoot: async () => (await session)?.controller.layout.root,
+    events: async () => (await session)?.controller.session.events,
+    onRecord: () => void session.then(async (s) => s?.controller.setResults(await resultRows(s.controller.layout)))
+      .catch((e) => logger.warn(`could not refresh the results: ${(e as Error).message}`)),
+  });
+  const terminals = new ContainerTerminals(context.extensionUri, () => session);
+  void session.then((s) => terminals.onSessionStarted(s)).catch((e) => logger.error(e as Error));
+  context.subscriptions.push(
+    channel, store, tree, terminals,
+    ...register([
+      ...taskCommands(store, context.extensionUri),
+      openTaskCommand(store),
+      ...terminals.commands(),
+      ...sessionCommands(() => session),
+      ...secretCommands(context.secrets),
+      ...gapsCommands,
+    ]),
+  );
+  const briefSerializer = new BriefSerializer((id) => store.find(id), context.extensionUri);
+  const setupMs = performance.now() - started;
+  logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
+  return { store, tree, briefSerializer, setupMs, session, gaps };
+}
+
+/** The module dist/workbench.js, as the activation stage loads it. */
+export interface WorkbenchModule {
+  activateWorkbench: typeof activateWorkbench;
+}
+
+/** What {@link activateWorkbench} returns (to the activation stage, the extension's own tests and benchmarks). */
+export interface WorkbenchApi {
+  store: TaskStore;
+  /** The Tasks tree's data; the activation stage's tree view shows it. */
+  tree: TaskTreeProvider;
+  /** Restores brief panels (the activation stage's serializer hands them over). */
+  briefSerializer: vscode.WebviewPanelSerializer;
+  /** Time spent in {@link activateWorkbench} (after its module loaded), ms. */
+  setupMs: number;
+  /** This window's task session, once opened (undefined when the window is not on one). */
+  session: Promise<ActiveSession | undefined>;
+  /** The gaps feature (judge annotations, gap report). */
+  gaps: GapsController;
+}
