@@ -311,6 +311,46 @@ describe('verify (real Docker)', function () {
     assert.equal(r.E_clean, false);
   });
 
+  it('a clean tree that cannot be built (a blob missing from the workspace): an error record naming the object, the container removed', async () => {
+    // The tree is built while the container starts: `read-tree HEAD` (trees only) passes, the checkout then fails.
+    const root = makeSession({ base: { 'data.txt': 'task data\n' }, solver: script('echo "result 0.93"') });
+    const ws = new SessionLayout(root).workspace;
+    const blob = execFileSync('git', ['rev-parse', 'HEAD:data.txt'], { cwd: ws, encoding: 'utf8' }).trim();
+    fs.rmSync(path.join(ws, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    let started = false;
+    await assert.rejects(runVerification(root, { limits: { timeoutMs: 60_000 }, onStarted: () => { started = true; } }),
+      (e) => (isExpBenchError(e, 'SOURCE_UNAVAILABLE') || isExpBenchError(e, 'GIT_FAILED')) && (e as Error).message.includes(blob));
+    assert.equal(started, true, 'the container was started before the tree was complete');
+    const r = (await readRecord(latestRecordPath(new SessionLayout(root)))) as VerificationRecord;
+    assert.equal(r.status, 'error');
+    assert.ok(r.error?.message.includes(blob), r.error?.message);
+    assert.equal(r.E_clean, false);
+    assert.equal(r.exitCode, null);
+  });
+
+  it('a run killed for exceeding its memory limit: an error record that says OOM, E_clean false', async () => {
+    const root = makeSession({ solver: script('python3 -c "x = bytearray(512 * 1024 * 1024); print(len(x))"') });
+    await assert.rejects(runVerification(root, { limits: { timeoutMs: 60_000, memoryBytes: 64 * 1024 * 1024 } }),
+      (e) => isExpBenchError(e, 'CONTAINER_FAILED') && /memory limit of 67108864 bytes \(OOM\)/.test((e as Error).message));
+    const r = (await readRecord(latestRecordPath(new SessionLayout(root)))) as VerificationRecord;
+    assert.equal(r.status, 'error');
+    assert.match(r.error?.message ?? '', /OOM/);
+    assert.equal(r.E_clean, false);
+  });
+
+  it('a workspace without a "task start" commit: SESSION_INVALID before any container starts, no record', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'expbench-vt-'));
+    roots.push(root);
+    sessions.add(path.basename(root));
+    writeFiles(new SessionLayout(root).workspace, script('echo "result 0.93"'));
+    execFileSync('git', ['init', '-q'], { cwd: new SessionLayout(root).workspace });
+    let started = false;
+    await assert.rejects(runVerification(root, { onStarted: () => { started = true; } }),
+      (e) => isExpBenchError(e, 'SESSION_INVALID') && /task start/.test((e as Error).message));
+    assert.equal(started, false);
+    assert.equal(fs.existsSync(latestRecordPath(new SessionLayout(root))), false);
+  });
+
   it('the container killed from outside mid-run: the run ends with exit 137, E_clean false', async () => {
     const root = makeSession({ solver: script('echo started\nsleep 600') });
     let id: string | undefined;

@@ -3,9 +3,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
-import { log } from '../log';
-
-const logger = log('sandbox');
 
 /** How to start an engine; shown in every DOCKER_UNAVAILABLE error. */
 export const START_ENGINE_HINT =
@@ -45,22 +42,33 @@ export function connectDocker(options?: Docker.DockerOptions): Docker {
 }
 
 /**
- * Checks that an engine answers (`GET /_ping`, then `GET /version`).
+ * Checks that an engine answers (`GET /_ping`, one round trip: this runs before every verification
+ * and work container, so the version is not asked for; {@link engineVersion} does).
  * @param timeoutMs how long to wait for the ping, in ms (default 5000)
- * @returns the engine's version string, for example `20.10.24+dfsg1`
  * @throws ExpBenchError DOCKER_UNAVAILABLE naming the socket or host, with how to start an engine
  */
-export async function ensureEngine(docker: Docker, timeoutMs = 5000): Promise<string> {
+export async function ensureEngine(docker: Docker, timeoutMs = 5000): Promise<void> {
+  await withEngineTimeout(docker, timeoutMs, () => docker.ping());
+}
+
+/**
+ * The engine's version (`GET /version`).
+ * @param timeoutMs how long to wait for the answer, in ms (default 5000)
+ * @returns for example `20.10.24+dfsg1`
+ * @throws ExpBenchError DOCKER_UNAVAILABLE naming the socket or host, with how to start an engine
+ */
+export async function engineVersion(docker: Docker, timeoutMs = 5000): Promise<string> {
+  return (await withEngineTimeout(docker, timeoutMs, () => docker.version())).Version;
+}
+
+async function withEngineTimeout<T>(docker: Docker, timeoutMs: number, call: () => Promise<T>): Promise<T> {
   const address = engineAddress(docker);
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
-    await Promise.race([docker.ping(), timeout]);
-    const version = await Promise.race([docker.version(), timeout]);
-    logger.debug(`engine at ${address}: Docker ${version.Version}`);
-    return version.Version;
+    return await Promise.race([call(), timeout]);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     throw new ExpBenchError('DOCKER_UNAVAILABLE', address,

@@ -29,6 +29,11 @@ export interface RunContext {
   signal?: AbortSignal;
   /** When given, a `verify.finished` event is appended (the CLI and the extension pass the session's log). */
   events?: EventLog;
+  /**
+   * Why the run could not really start, if it could not (clean mode: the tree could not be built
+   * or sent in, and the container was killed for it): the record becomes an error with this one.
+   */
+  startFailure?: () => ExpBenchError | undefined;
 }
 
 /** How long to wait for the engine to come back to remove a container after losing it, ms. */
@@ -68,7 +73,8 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       const state = (await container.inspect()).State;
       exitCode = state.ExitCode;
       if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
-      if (!killedBy && exitCode !== 0) failure = await stoppedFromOutside(ctx, state.FinishedAt);
+      if (!killedBy && !failure) failure = ctx.startFailure?.();
+      if (!killedBy && !failure && exitCode !== 0) failure = await stoppedFromOutside(ctx, state.FinishedAt);
       if (!killedBy && !failure) changed = await collectChangedFiles(ctx.paths.out);
     } catch (e) {
       failure = statusOf(e) === 404
@@ -90,26 +96,36 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     await ctx.logs.close();
     await fsp.rm(ctx.paths.out, { recursive: true, force: true }).catch(() => undefined);
     const claims = await claimsFor(ctx.layout, ctx.paths, changed);
-    // Removed by someone else between its exit and our removal: the run was interfered with.
-    if ((await removal) === 'gone' && !failure) failure = disappeared(container.id);
     if (killedBy || backstop || failure) exitCode = null;
-    const ok = exitCode === 0 && !timedOut && !killedBy && !failure;
-    const final: VerificationRecord = {
-      ...record,
-      status: failure ? 'error' : 'finished',
-      endedAt: endedAt.toISOString(),
-      durationMs,
-      exitCode,
-      timedOut,
-      cancelled: killedBy === 'cancel',
-      ...(failure ? { error: { code: failure.code, message: failure.message } } : {}),
-      logTruncated: ctx.logs.truncated,
-      E_exit: ok,
-      E_clean: record.mode === 'clean' ? ok : null,
-      E_claims: claims,
-      changedFiles: changed.map((c) => c.source).sort(),
+    const finalRecord = (): VerificationRecord => {
+      const ok = exitCode === 0 && !timedOut && !killedBy && !failure;
+      return {
+        ...record,
+        status: failure ? 'error' : 'finished',
+        endedAt: endedAt.toISOString(),
+        durationMs,
+        exitCode,
+        timedOut,
+        cancelled: killedBy === 'cancel',
+        ...(failure ? { error: { code: failure.code, message: failure.message } } : {}),
+        logTruncated: ctx.logs.truncated,
+        E_exit: ok,
+        E_clean: record.mode === 'clean' ? ok : null,
+        E_claims: claims,
+        changedFiles: changed.map((c) => c.source).sort(),
+      };
     };
+    // Saved while the container is being removed; saved again in the rare case that it turns out
+    // to have been removed by someone else between its exit and our removal (the run was interfered with).
+    let final = finalRecord();
     await saveRecord(ctx.layout, final);
+    if ((await removal) === 'gone' && !failure) {
+      failure = disappeared(container.id);
+      exitCode = null;
+      final = finalRecord();
+      await saveRecord(ctx.layout, final);
+    }
+    const ok = final.E_exit;
     await ctx.events?.append({
       type: 'verify.finished', ok, record: `private/verify/${record.runId}/record.json`,
       summary: summary(final), ...(failure ? { error: failure.message } : {}),

@@ -148,8 +148,11 @@ export function latestRecordPath(layout: SessionLayout): string {
 /** Writes `record` to its run folder and copies it to `latest.json` (both atomic). */
 export async function saveRecord(layout: SessionLayout, record: VerificationRecord): Promise<void> {
   const checked = VerificationRecordSchema.parse(record);
-  await writeJsonAtomic(new VerifyRunPaths(layout, checked.runId).record, checked);
-  await writeJsonAtomic(latestRecordPath(layout), checked);
+  // Both are complete copies, each written atomically: no order between them is needed.
+  await Promise.all([
+    writeJsonAtomic(new VerifyRunPaths(layout, checked.runId).record, checked),
+    writeJsonAtomic(latestRecordPath(layout), checked),
+  ]);
 }
 
 /**

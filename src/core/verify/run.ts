@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
-import { ExpBenchError, cancelled } from '../errors';
+import { ExpBenchError, cancelled, isExpBenchError } from '../errors';
 import { log } from '../log';
 import { connectDocker, dockerError, ensureEngine } from '../sandbox/connection';
 import { createContainer, LABEL_ROLE, removeOrphans } from '../sandbox/containers';
@@ -78,7 +78,6 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
   }
   const limits: VerifyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const docker = opts.docker ?? connectDocker();
-  await ensureEngine(docker);
   const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown }>(layout.manifest).catch(() => undefined)) ?? {};
   const taskId = typeof manifest.taskId === 'string' ? manifest.taskId : 'unknown';
   const image = opts.image ?? (typeof manifest.image === 'string' ? manifest.image : DEFAULT_IMAGE);
@@ -91,12 +90,24 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
   let watching = false;
   await fsp.mkdir(outDir, { recursive: true });
   await fsp.chmod(outDir, 0o777);
+  // The clean tree is built from the start, while the engine side runs; the container does not
+  // wait for it: it starts as soon as it exists and its wrapper waits for the tree on stdin.
+  // Past its first check, the tree is built once the container's start is under way (see
+  // buildVerifyTree's `proceed`); any path that does not get there stops it.
+  let release!: (go: boolean) => void;
+  const proceed = new Promise<void>((resolve, reject) => {
+    release = (go) => (go ? resolve() : reject(cancelled(`verification ${runId} (not started)`)));
+  });
+  proceed.catch(() => undefined);
+  const treeJob = mode === 'clean' ? startTree(layout.workspace, { signal: opts.signal, proceed }, status, (dir) => { tree = dir; }) : undefined;
   try {
-    // Two independent branches in parallel: the engine's side (settle the previous run, then
-    // create the container while the image is inspected and orphans are swept) and the clean tree.
     const user = mode === 'clean' ? 'solver' : await ownerOf(layout.workspace);
-    const [engineSide, workdirSource] = await allOrThrow([
+    // The engine's side: check the engine, settle the previous run, then create the container
+    // while the image is inspected and orphans are swept. Also: the script as the solver left it,
+    // linted for the `running` record (the final record lints the clean tree's copy).
+    const [engineSide, workspaceScript] = await allOrThrow([
       (async () => {
+        await ensureEngine(docker);
         await settlePrevious(layout, docker);
         const [imageInfo, created] = await allOrThrow([
           inspectImage(docker, image).then((info) => {
@@ -132,17 +143,11 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
         ] as const);
         return { imageInfo, created };
       })(),
-      (async () => {
-        if (mode !== 'clean') return layout.workspace;
-        status('building the clean tree (task start + the solver\'s patch)');
-        tree = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-verify-tree-'));
-        await buildVerifyTree(layout.workspace, tree, opts.signal);
-        return tree;
-      })(),
+      fsp.readFile(path.join(layout.workspace, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined),
+      // A workspace that is not a repository with a "task start" commit fails here, before any start.
+      treeJob?.checked ?? Promise.resolve(),
     ] as const);
     const { imageInfo, created } = engineSide;
-    const script = await fsp.readFile(path.join(workdirSource, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined);
-    const lint = lintScript(script);
     if (opts.signal?.aborted) throw cancelled(layout.root);
     const logs = new RunLogs(paths, opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, opts.onLine);
     const record: VerificationRecord = {
@@ -150,12 +155,12 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
       command: VERIFY_COMMAND, user, gpusPassed: created.gpus, limits, startedAt: new Date().toISOString(),
       exitCode: null, timedOut: false, cancelled: false, logs: paths.relativeLogs(), logTruncated: false,
       logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,
-      E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint,
+      E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint: lintScript(workspaceScript),
     };
     // In parallel: the output (and, in clean mode, the input the tree goes through) is attached,
     // the `running` record is saved.
     const [stream] = await allOrThrow([
-      created.container.attach({ stream: true, stdout: true, stderr: true, ...(tree ? { stdin: true, hijack: true } : {}) })
+      created.container.attach({ stream: true, stdout: true, stderr: true, ...(treeJob ? { stdin: true, hijack: true } : {}) })
         .catch((e: unknown) => { throw dockerError(e, created.id.slice(0, 12), 'attaching to the verify container', docker); }),
       logs.open().then(() => saveRecord(layout, record)),
     ] as const).catch(async (e: unknown) => {
@@ -170,7 +175,9 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     opts.onStarted?.(record);
     status(`running bash reproduce_exp_bench.sh (${mode} mode, limit ${limits.timeoutMs / 1000} s)`);
     try {
-      await created.container.start();
+      const starting = created.container.start();
+      release(true);
+      await starting;
     } catch (e) {
       const err = dockerError(e, created.id.slice(0, 12), 'starting the verify container', docker);
       await logs.close();
@@ -178,33 +185,75 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
       throw err;
     }
     logger.info(`run ${runId} started in ${created.id.slice(0, 12)} (${mode})`);
-    if (tree) {
-      // The tree goes in through the container's stdin while it starts (no separate copy round
-      // trip); the wrapper extracts it, then runs the script. A cut stream makes the wrapper refuse
-      // to run (exit 125, said in the log); the container is killed so the run ends at once.
-      const done = tree;
-      tree = undefined;
-      status('copying the clean tree into the container');
-      void feedTree(stream as unknown as NodeJS.WritableStream, done, treeMarkerName(runId))
-        .catch((e: unknown) => {
-          logger.warn(`run ${runId}: the clean tree could not be sent into ${created.id.slice(0, 12)}: ${e instanceof Error ? e.message : String(e)}`);
-          created.container.kill().catch(() => undefined);
+    // Clean mode: the tree goes in through the container's stdin once built (no separate copy
+    // round trip); the wrapper extracts it, then runs the script. A tree that cannot be built or
+    // sent kills the container and makes the record an error naming why; a cut stream makes the
+    // wrapper refuse to run (exit 125, said in the log).
+    let treeFailure: ExpBenchError | undefined;
+    if (treeJob) {
+      void treeJob.built
+        .then(async (dir) => {
+          tree = undefined; // removed here once sent, while the run goes on
+          try {
+            record.lint = lintScript(await fsp.readFile(path.join(dir, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined));
+            status('copying the clean tree into the container');
+            await feedTree(stream as unknown as NodeJS.WritableStream, dir, treeMarkerName(runId)).catch((e: unknown) => {
+              throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+            });
+          } finally {
+            void fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+          }
         })
-        .finally(() => fsp.rm(done, { recursive: true, force: true }).catch(() => undefined));
+        .catch((e: unknown) => {
+          if (isExpBenchError(e, 'CANCELLED')) return; // the watcher kills the run and records the cancel
+          treeFailure = e instanceof ExpBenchError ? e : new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), String(e));
+          logger.warn(`run ${runId}: ${treeFailure.message}`);
+          created.container.kill().catch(() => undefined);
+        });
     }
     containerId = undefined; // watchToEnd owns the container (and the output folder) from here
     watching = true;
     markWatched(created.id, true);
     try {
-      return await watchToEnd({ docker, layout, paths, record, container: created.container, logs, drained, signal: opts.signal, events: opts.events });
+      return await watchToEnd({
+        docker, layout, paths, record, container: created.container, logs, drained, signal: opts.signal, events: opts.events,
+        startFailure: () => treeFailure,
+      });
     } finally {
       markWatched(created.id, false);
     }
   } finally {
+    release(false);
+    await treeJob?.built.catch(() => undefined);
     if (tree) await fsp.rm(tree, { recursive: true, force: true });
     if (containerId) await removeWithRetry(docker, containerId);
     if (!watching) await fsp.rm(outDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Builds the clean tree in a new temporary folder (reported through `onDir` for the cleanup);
+ * past its first check, only once `o.proceed` resolves.
+ * `checked` settles once the workspace is known to be a repository with a "task start" commit
+ * (rejects with SESSION_INVALID otherwise); `built` with the folder once the tree is complete.
+ * Both are observed (no unhandled rejection when nobody awaits one).
+ */
+function startTree(
+  workspace: string, o: { signal?: AbortSignal; proceed: Promise<void> }, status: (m: string) => void, onDir: (dir: string) => void,
+): { checked: Promise<void>; built: Promise<string> } {
+  let checkedOk!: () => void;
+  let checkedFail!: (e: unknown) => void;
+  const checked = new Promise<void>((resolve, reject) => { checkedOk = resolve; checkedFail = reject; });
+  const built = (async () => {
+    status('building the clean tree (task start + the solver\'s patch)');
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-verify-tree-'));
+    onDir(dir);
+    await buildVerifyTree(workspace, dir, { ...o, onChecked: checkedOk });
+    return dir;
+  })();
+  built.catch((e: unknown) => checkedFail(e));
+  checked.catch(() => undefined);
+  return { checked, built };
 }
 
 /** Like Promise.all, but waits for every branch to settle before throwing the first failure. */

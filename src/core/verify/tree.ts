@@ -16,10 +16,18 @@ import { git } from '../workspace/git';
  * `checkout-index` into `dest`; `dest/.git` is a fresh repository whose one commit "task start"
  * is the masked checkout, with the solver's changes uncommitted on top, as in the workspace.
  *
+ * @param o.onChecked called once the workspace is known to be a repository with a commit (the
+ *   rest of the build can then only fail on git or disk errors)
+ * @param o.proceed awaited after that check, before the rest (the verifier lets it go once the
+ *   container's start is under way: each git spawn blocks Node's event loop for a few ms, which
+ *   would otherwise delay the engine calls before the start); its rejection stops the build
  * @throws ExpBenchError SESSION_INVALID naming the workspace when it is not a git repository with
- *   a "task start" commit; GIT_FAILED when git fails.
+ *   a "task start" commit; GIT_FAILED when git fails; whatever `o.proceed` rejects with.
  */
-export async function buildVerifyTree(workspace: string, dest: string, signal?: AbortSignal): Promise<void> {
+export async function buildVerifyTree(
+  workspace: string, dest: string, o: { signal?: AbortSignal; onChecked?: () => void; proceed?: Promise<void> } = {},
+): Promise<void> {
+  const { signal } = o;
   const tag = randomBytes(6).toString('hex');
   const start = { GIT_INDEX_FILE: path.join(os.tmpdir(), `expbench-verify-index-${tag}-start`) };
   const solver = { GIT_INDEX_FILE: path.join(os.tmpdir(), `expbench-verify-index-${tag}-solver`) };
@@ -29,14 +37,16 @@ export async function buildVerifyTree(workspace: string, dest: string, signal?: 
     if (read.code !== 0) {
       throw new ExpBenchError('SESSION_INVALID', workspace, 'the workspace is not a git repository with a "task start" commit');
     }
-    await fsp.copyFile(start.GIT_INDEX_FILE, solver.GIT_INDEX_FILE);
+    o.onChecked?.();
+    await o.proceed;
+    // The fresh repository in `dest` (empty so far) is initialised while the start index is copied.
+    await Promise.all([git(['init', '-q'], { cwd: dest, signal }), fsp.copyFile(start.GIT_INDEX_FILE, solver.GIT_INDEX_FILE)]);
     // Two independent chains in parallel: (1) the masked checkout at "task start", committed as
     // the one commit of a fresh repository in `dest`; (2) the second temporary index takes the work
     // tree's state (ignored files left out).
     const chains = await Promise.allSettled([
       (async () => {
         await git(['checkout-index', '-a', '-f', `--prefix=${dest}${path.sep}`], { cwd: workspace, env: start, signal });
-        await git(['init', '-q'], { cwd: dest, signal });
         await git(['add', '-A'], { cwd: dest, signal });
         await git(['commit', '-q', '--allow-empty', '--no-verify', '-m', 'task start'], { cwd: dest, signal });
       })(),
