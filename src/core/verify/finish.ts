@@ -66,11 +66,15 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   let failure: ExpBenchError | undefined;
   let exitCode: number | null = null;
   let changed: OutputSource[] = [];
+  let removal: Promise<'removed' | 'gone' | 'failed'> | undefined;
   try {
     try {
       await container.wait();
-      await withinMs(ctx.drained, 5000);
-      const state = (await container.inspect()).State;
+      const [, info] = await Promise.all([withinMs(ctx.drained, 5000), container.inspect()]);
+      const state = info.State;
+      // Everything needed from the container is out (its state; the changed files are in the
+      // bind-mounted output folder): remove it while the rest is collected and the record written.
+      removal = removeWithRetry(ctx.docker, container.id);
       exitCode = state.ExitCode;
       if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
       if (!killedBy && !failure) failure = ctx.startFailure?.();
@@ -85,8 +89,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     clearTimeout(timer);
     ctx.signal?.removeEventListener('abort', onAbort);
   }
-  // Everything needed from the container is out: remove it while the record is being written.
-  const removal = removeWithRetry(ctx.docker, container.id);
+  removal ??= removeWithRetry(ctx.docker, container.id);
   try {
     const endedAt = new Date();
     const durationMs = Math.max(0, endedAt.getTime() - Date.parse(record.startedAt));
