@@ -54,7 +54,10 @@ export async function generateRepo(dir: string, files = FILES, history = HISTORY
   await sh(dir, 'checkout', '--quiet', '--force', 'main');
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q + 0.5)];
+const median = (xs: number[]) => quantile(xs, 0.5);
+/** `p25–p75` in ms: the spread of a series (the clone baseline varies with the machine's load). */
+const spread = (xs: number[]) => `${quantile(xs, 0.25).toFixed(0)}–${quantile(xs, 0.75).toFixed(0)}`;
 
 export async function run(): Promise<Record<string, number>> {
   const root = await tmpDir('expbench-bench-prepare-');
@@ -102,8 +105,9 @@ export async function run(): Promise<Record<string, number>> {
     console.log(`prepare: ${REAL_REPO ? `real repository ${REAL_REPO}` : 'generated repository'}: ${files} files, ${commits} commits, ` +
       `pack ${size}, masked ${JSON.stringify(maskedSource)} + root README; medians of ${RUNS}; ` +
       `load average ${(await fsp.readFile('/proc/loadavg', 'utf8').catch(() => '?')).split(' ').slice(0, 3).join(' ')}`);
-    console.log(`prepare: git clone --local ${cloneMs.toFixed(0)} ms; prepare (warm cache) ${warmMs.toFixed(0)} ms, ` +
-      `ratio ${(warmMs / cloneMs).toFixed(2)}× (target ≤ 1.3×); prepare (cold cache) ${coldMs.toFixed(0)} ms, ratio ${(coldMs / cloneMs).toFixed(2)}×`);
+    console.log(`prepare: git clone --local ${cloneMs.toFixed(0)} ms (p25–p75 ${spread(tc)}); prepare (warm cache) ${warmMs.toFixed(0)} ms ` +
+      `(${spread(tw)}), ratio ${(warmMs / cloneMs).toFixed(2)}× (target ≤ 1.3×); prepare (cold cache) ${coldMs.toFixed(0)} ms ` +
+      `(${spread(tk)}), ratio ${(coldMs / cloneMs).toFixed(2)}×`);
     return { files, commits, cloneMs, warmMs, coldMs, warmRatio: warmMs / cloneMs, coldRatio: coldMs / cloneMs };
   } finally {
     await fsp.rm(root, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { SessionLayout } from '../../src/core/session/layout';
 import { readManifest } from '../../src/core/workspace/manifest';
 import { MaskedPathMissingError } from '../../src/core/workspace/mask';
 import { prepareSession, PrepareOptions } from '../../src/core/workspace/prepare';
-import { binaryBytes, blobsEver, buildPaperRepo, PaperFixture, SECRET, sh, shBytes } from '../fixtures/repos/build';
+import { binaryBytes, blobsEver, buildPaperRepo, commit, initRepo, PaperFixture, SECRET, sh, shBytes } from '../fixtures/repos/build';
 
 type T = PrepareOptions['task'];
 const task1: T = { id: 'iclr2024/1/0', type: 1, source: ['src/train.py'], maskedSource: ['src/train.py', 'src/secret_dir', 'lib/helper/secret_helper.py'] };
@@ -127,6 +127,59 @@ describe('workspace: prepareSession on real git repositories', function () {
     assert.equal(m.commit, c4, 'default = the source HEAD now, fetched into the cache');
     assert.deepEqual((await fsp.readdir(cacheDir)).sort(), before);
     assert.ok(await fsp.stat(path.join(out('c4'), 'workspace/NEW.txt')));
+  });
+
+  it('a full SHA the cache lacks is fetched; a full id that is not a commit fails and leaves no session', async () => {
+    await fsp.writeFile(path.join(fx.repo, 'FIFTH.txt'), 'fifth\n');
+    await sh(fx.repo, 'add', 'FIFTH.txt');
+    await sh(fx.repo, 'commit', '--quiet', '-m', 'fifth');
+    const c5 = await sh(fx.repo, 'rev-parse', 'HEAD');
+    await sh(fx.repo, 'reset', '--quiet', '--hard', 'HEAD~1'); // c5 is now on no branch of the source
+    await sh(fx.repo, 'branch', 'keep-c5', c5);
+    const m = await prepareSession({ task: task1, source: fx.repo, commit: c5, outDir: out('c5'), cacheDir });
+    assert.equal(m.commit, c5);
+    assert.ok(await fsp.stat(path.join(out('c5'), 'workspace/FIFTH.txt')));
+    const tree = await sh(fx.repo, 'rev-parse', `${c5}^{tree}`);
+    const err = await prepareSession({ task: task1, source: fx.repo, commit: tree, outDir: out('tree-id'), cacheDir }).catch((e) => e);
+    assert.ok(isExpBenchError(err, 'SOURCE_UNAVAILABLE'), String(err));
+    assert.ok(err.message.includes(tree), err.message);
+    assert.equal(await fsp.stat(out('tree-id')).catch(() => undefined), undefined, 'no session folder left');
+    await sh(fx.repo, 'branch', '-D', 'keep-c5');
+  });
+
+  it('a masked folder whose masked tree exists in the source history still gets every object in its own store', async () => {
+    const repo = path.join(fx.root, 'same-tree');
+    await initRepo(repo);
+    await commit(repo, 'one', { 'src/a.py': 'a = 1\n', 'README.md': 'r\n' });
+    const old = await sh(repo, 'rev-parse', 'HEAD:src');
+    await commit(repo, 'two', { 'src/secret.py': `# ${SECRET}\n` });
+    const t: T = { id: 's/1/0', type: 1, source: [], maskedSource: ['src/secret.py'] };
+    const m = await prepareSession({ task: t, source: repo, outDir: out('same-tree'), cacheDir });
+    const ws = new SessionLayout(out('same-tree')).workspace;
+    assert.equal(await sh(ws, 'rev-parse', 'HEAD:src'), old, 'the masked src/ is the tree of the first commit');
+    assert.equal(await sh(ws, 'cat-file', '-t', old), 'tree', 'and it is in the workspace\'s own object store');
+    assert.equal(await sh(ws, 'fsck', '--full', '--strict', '--no-dangling'), '');
+    assert.equal(await fsp.stat(path.join(ws, '.git/objects/info/alternates')).catch(() => undefined), undefined);
+    assert.equal(await sh(ws, 'status', '--porcelain'), '');
+    assert.equal(m.workspaceTree, await sh(ws, 'rev-parse', 'HEAD^{tree}'));
+  });
+
+  it('many folders (write-tree after the pack): complete own store, clean checkout, masked folder gone', async () => {
+    const repo = path.join(fx.root, 'many-folders');
+    await initRepo(repo);
+    const files: Record<string, string> = { 'README.md': 'r\n' };
+    for (let i = 0; i < 80; i++) files[`d${i}/m.py`] = `x = ${i}\n`;
+    files['d7/secret.py'] = `# ${SECRET}\n`;
+    await commit(repo, 'c', files);
+    const t: T = { id: 'm/1/0', type: 1, source: [], maskedSource: ['d7/secret.py', 'd9'] };
+    const m = await prepareSession({ task: t, source: repo, outDir: out('many'), cacheDir });
+    const ws = new SessionLayout(out('many')).workspace;
+    assert.deepEqual(m.masked.map((x) => x.path).sort(), ['README.md', 'd7/secret.py', 'd9/m.py']);
+    assert.equal(await sh(ws, 'fsck', '--full', '--strict', '--no-dangling'), '');
+    assert.equal(await sh(ws, 'status', '--porcelain'), '');
+    assert.equal((await sh(ws, 'ls-files')).split('\n').length, 79);
+    assert.equal(await sh(ws, 'rev-parse', 'HEAD:d8'), await sh(repo, 'rev-parse', 'HEAD:d8'), 'unmasked folders are the source trees');
+    assert.equal(await fsp.stat(path.join(ws, 'd9')).catch(() => undefined), undefined);
   });
 
   it('refuses a non-empty folder, and re-prepares over an unfinished one', async () => {

@@ -6,7 +6,7 @@ import { isExpBenchError } from '../../src/core/errors';
 import { git } from '../../src/core/workspace/git';
 import { applyMask, maskRules } from '../../src/core/workspace/mask';
 import { prepareSession } from '../../src/core/workspace/prepare';
-import { cacheName, classifySource, normaliseSource, resolveSubmoduleUrl } from '../../src/core/workspace/source';
+import { cacheName, classifySource, normaliseSource, probeSource, resolveSubmoduleUrl } from '../../src/core/workspace/source';
 import { binaryBytes, commit, initRepo, sh, tmpDir } from '../fixtures/repos/build';
 
 describe('workspace: sources, cache keys, faults', function () {
@@ -39,6 +39,21 @@ describe('workspace: sources, cache keys, faults', function () {
     await sh(root, 'clone', '--quiet', '--bare', repo, bare);
     assert.equal((await classifySource(bare)).kind, 'clone');
     await assert.rejects(classifySource(path.join(root, 'nope')), (e: any) => e.code === 'SOURCE_UNAVAILABLE' && e.message.includes(path.join(root, 'nope')));
+  });
+
+  it('probing a source reads a clone\'s HEAD in the same call: clone and bare yes; subfolder, empty repository, URL no', async () => {
+    const repo = path.join(root, 'probe');
+    await initRepo(repo);
+    const c = await commit(repo, 'c', { 'sub/a.txt': 'a' });
+    assert.deepEqual(await probeSource(repo), { source: { kind: 'clone', location: await fsp.realpath(repo) }, head: c });
+    const bare = path.join(root, 'probe.git');
+    await sh(root, 'clone', '--quiet', '--bare', repo, bare);
+    assert.deepEqual(await probeSource(bare), { source: { kind: 'clone', location: await fsp.realpath(bare) }, head: c });
+    assert.deepEqual(await probeSource(path.join(repo, 'sub')), { source: { kind: 'folder', location: await fsp.realpath(path.join(repo, 'sub')) } });
+    const empty = path.join(root, 'probe-empty');
+    await initRepo(empty);
+    assert.deepEqual(await probeSource(empty), { source: { kind: 'clone', location: await fsp.realpath(empty) } });
+    assert.deepEqual(await probeSource('https://example.com/o/r.git'), { source: { kind: 'url', location: 'https://example.com/o/r.git' } });
   });
 
   it('masks every root README* (any case), never a README below the root', () => {

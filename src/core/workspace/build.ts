@@ -11,6 +11,8 @@ export const TASK_START = 'task start';
 export interface BuiltWorkspace {
   commit: string;
   tree: string;
+  /** The `forbidden` blob ids found in the workspace's object store ({@link objectsAmong}); empty when none leaked. */
+  leaks: string[];
 }
 
 /**
@@ -23,20 +25,25 @@ export interface BuiltWorkspace {
  *    object store (a non-thin pack: deltas only against objects in the same pack, so nothing
  *    else from the source's history is copied). Objects stored in the source as deltas against
  *    objects left out are written uncompressed (`pack.compression=0`): deflating them again was
- *    the largest part of a preparation, such a pack is about as large as those files in the
- *    working tree, and checking them out needs no inflating;
- * 3. `git update-index --index-info` builds the index (while the pack is written), `write-tree`
- *    the tree;
- * 4. at the same time: `commit-tree` the commit and `update-ref` with reflogs off the branch; and
- *    `git checkout-index --all` writes the working tree (from the workspace's own pack: no long
- *    delta chains of the source to resolve) and records stat data in the index.
+ *    the largest part of a preparation, and such a pack is about as large as those files in the
+ *    working tree;
+ * 3. while the pack is written: `git update-index --index-info` builds the index; then, at the
+ *    same time: `write-tree` (on a copy of the index) the tree, followed by `commit-tree` the
+ *    commit and `update-ref` with reflogs off the branch (with more than
+ *    {@link EARLY_WRITE_TREE_MAX} reused trees, write-tree waits for the pack; before, it runs
+ *    with `--missing-ok`); and `git checkout-index --all` writes the working tree, reading the
+ *    blobs from the cache repositories (`GIT_ALTERNATE_OBJECT_DIRECTORIES`, for that process
+ *    only: no alternates recorded), and records stat data in the index;
+ * 4. when this returns, every object of the tree and the commit is in the workspace's own store;
+ * 5. once the pack and the commit are written (every object the workspace will hold), the
+ *    object store is listed for the `forbidden` blob ids (masked content) while checking out.
  *
  * @throws ExpBenchError `SOURCE_UNAVAILABLE` naming the object id AND its path(s) when a blob is
  *   missing from the cache repository (for example a snapshot made without its large files);
  *   `GIT_FAILED`; `CANCELLED`.
  */
 export async function buildWorkspaceRepo(
-  dir: string, files: TreeFile[], trees: TreeDir[], signal?: AbortSignal, initialized?: Promise<void>,
+  dir: string, files: TreeFile[], trees: TreeDir[], signal?: AbortSignal, initialized?: Promise<void>, forbidden: Iterable<string> = [],
 ): Promise<BuiltWorkspace> {
   await (initialized ?? initWorkspaceRepo(dir, signal));
   const packDir = path.join(dir, '.git', 'objects', 'pack');
@@ -64,22 +71,58 @@ export async function buildWorkspaceRepo(
   };
   const opts = { cwd: dir, signal, subject: dir };
   const info = files.map((f) => `${f.mode} ${f.sha}\t${f.path}\0`).join('');
-  // The index names blobs by id only: it can be built while their pack is being written.
-  const [packed, indexed] = await Promise.allSettled([packAll(), git(['update-index', '-z', '--index-info'], { ...opts, input: info })]);
-  if (packed.status === 'rejected') throw packed.reason;
-  if (indexed.status === 'rejected') throw indexed.reason;
-  const tree = (await git(['write-tree'], opts)).text.trim();
-  // The commit and the branch touch neither the index nor the working tree: made while checking out.
-  const commitAndBranch = async () => {
-    const sha = (await git(['commit-tree', tree, '-m', TASK_START], opts)).text.trim();
-    await git(['-c', 'core.logAllRefUpdates=false', 'update-ref', 'refs/heads/main', sha], opts);
-    return sha;
-  };
-  const [committed, checkedOut] = await Promise.allSettled([commitAndBranch(), git(['checkout-index', '--all', '--force', '--index'], opts)]);
-  if (committed.status === 'rejected') throw committed.reason;
-  if (checkedOut.status === 'rejected') throw checkedOut.reason;
-  const commit = committed.value;
-  return { commit, tree };
+  // The index names blobs by id only: built while their pack is written.
+  const indexed = git(['update-index', '-z', '--index-info'], { ...opts, input: info });
+  const packed = packAll();
+  // write-tree and checkout-index both lock the index: write-tree reads a copy of it, so the two
+  // run at once. With few folders it runs while the pack is written (`--missing-ok`: trees it
+  // does not find yet it writes loose, a few duplicates of packed ones at most); with many, after
+  // the pack, when it finds the reused trees and every blob in the workspace's store (checked)
+  // and writes only the trees that changed.
+  const early = trees.length <= EARLY_WRITE_TREE_MAX;
+  const copy = path.join(dir, '.git', 'index.write-tree');
+  const copied = indexed.then(() => fsp.copyFile(path.join(dir, '.git', 'index'), copy));
+  const treeMade = Promise.all([copied, early ? undefined : packed]).then(async () => {
+    try {
+      return (await git(['write-tree', ...(early ? ['--missing-ok'] : [])], { ...opts, env: { GIT_INDEX_FILE: copy } })).text.trim();
+    } finally {
+      await fsp.rm(copy, { force: true });
+    }
+  });
+  // The commit and the branch touch neither the index nor the working tree.
+  const commitMade = treeMade.then(async (tree) => (await git(['commit-tree', tree, '-m', TASK_START], opts)).text.trim());
+  // Every object of the workspace is written once the pack and the commit are (update-ref and
+  // checkout-index write none): the leak check lists the whole store then, while they run.
+  const leaks = Promise.all([packed, commitMade]).then(() => objectsAmong(dir, forbidden));
+  const branched = commitMade.then((sha) => git(['-c', 'core.logAllRefUpdates=false', 'update-ref', 'refs/heads/main', sha], opts));
+  // The working tree is written while the pack is, reading the blobs from the cache repositories
+  // through GIT_ALTERNATE_OBJECT_DIRECTORIES for this process only: nothing about them is
+  // recorded in the workspace (no objects/info/alternates), and only index entries are written.
+  const repos = [...byRepo.keys()];
+  const checkedOut = indexed.then(() => git(['checkout-index', '--all', '--force', '--index'],
+    { ...opts, env: { GIT_ALTERNATE_OBJECT_DIRECTORIES: alternates(repos) } }))
+    .catch((e) => {
+      const sha = isExpBenchError(e) ? missingObjectIn(e.message) : undefined;
+      throw missingObjectError(e, files, repos.find((r) => sha && byRepo.get(r)!.has(sha)) ?? dir);
+    });
+  const settled = await Promise.allSettled([packed, indexed, treeMade, commitMade, branched, checkedOut, leaks]);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return { commit: await commitMade, tree: await treeMade, leaks: await leaks };
+}
+
+/**
+ * Up to this many reused source trees, `write-tree` runs while the pack is written (measured:
+ * faster for small repositories); above, after it (no loose duplicates of many packed trees).
+ */
+const EARLY_WRITE_TREE_MAX = 64;
+
+/** `GIT_ALTERNATE_OBJECT_DIRECTORIES` naming the object folders of `repos` (quoted as git reads them when needed). */
+export function alternates(repos: string[]): string {
+  return repos.map((r) => {
+    const objects = path.join(r, 'objects');
+    return /[:"\\]/.test(objects) ? `"${objects.replace(/["\\]/g, (c) => `\\${c}`)}"` : objects;
+  }).join(path.delimiter);
 }
 
 /**

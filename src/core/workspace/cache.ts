@@ -18,6 +18,12 @@ export interface Pristine {
   commit: string;
   /** True when the cache repository was created by this call. */
   created: boolean;
+  /**
+   * False when `commit` is a full SHA taken as given, without a git call to look it up (see
+   * {@link PristineOptions.lookUp}): the caller's first read of it must fail when it is absent,
+   * and then call {@link ensurePristine} again with `lookUp: true`.
+   */
+  checked: boolean;
 }
 
 export interface PristineOptions {
@@ -25,6 +31,13 @@ export interface PristineOptions {
   /** Commit (SHA, abbreviated SHA, branch or tag) to resolve; default: the source's HEAD. */
   commit?: string;
   cacheDir: string;
+  /** The source's HEAD (full SHA) when the caller already read it (see `probeSource`): no second look-up. */
+  sourceHead?: string;
+  /**
+   * `false`: when the cache repository already exists and the commit is a full SHA, return it
+   * unchecked (`checked: false`, no git process) instead of looking it up. Default `true`.
+   */
+  lookUp?: boolean;
   signal?: AbortSignal;
   onProgress?: (message: string) => void;
 }
@@ -44,16 +57,20 @@ const FILE_OK = ['-c', 'protocol.file.allow=always'];
  *   the clone or fetch fails or the commit does not exist in the source; `CANCELLED`.
  */
 export async function ensurePristine(o: PristineOptions): Promise<Pristine> {
-  await fsp.mkdir(o.cacheDir, { recursive: true });
   const repo = path.join(o.cacheDir, cacheName(o.source));
-  if (o.source.kind === 'folder') return importFolder(o, repo);
+  if (o.source.kind === 'folder') {
+    await fsp.mkdir(o.cacheDir, { recursive: true });
+    return importFolder(o, repo);
+  }
   let created = false;
   if (!(await exists(path.join(repo, 'HEAD')))) {
+    await fsp.mkdir(o.cacheDir, { recursive: true });
     o.onProgress?.(`cloning ${o.source.location}`);
     await cloneInto(o, repo);
     created = true;
   }
-  const want = o.commit ?? (created ? 'HEAD' : await sourceHead(o));
+  const want = o.commit ?? (created ? 'HEAD' : o.sourceHead ?? await sourceHead(o));
+  if (!created && o.lookUp === false && FULL_SHA.test(want)) return { repo, commit: want, created, checked: false };
   let sha = await resolve(repo, want);
   if (!sha) {
     o.onProgress?.(`fetching ${o.commit ?? 'HEAD'} from ${o.source.location}`);
@@ -64,8 +81,10 @@ export async function ensurePristine(o: PristineOptions): Promise<Pristine> {
     throw new ExpBenchError('SOURCE_UNAVAILABLE', o.source.location,
       `commit ${want} does not exist in this repository (after fetching its branches and tags)`);
   }
-  return { repo, commit: sha, created };
+  return { repo, commit: sha, created, checked: true };
 }
+
+const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 async function cloneInto(o: PristineOptions, repo: string): Promise<void> {
   const tmp = `${repo}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -168,13 +187,13 @@ async function importFolder(o: PristineOptions, repo: string): Promise<Pristine>
       await git(['update-ref', 'refs/heads/main', commit], { cwd: repo });
       await git(['symbolic-ref', 'HEAD', 'refs/heads/main'], { cwd: repo });
     }
-    if (o.commit === undefined) return { repo, commit: commit!, created };
+    if (o.commit === undefined) return { repo, commit: commit!, created, checked: true };
     const asked = await resolve(repo, o.commit);
     if (!asked) {
       throw new ExpBenchError('BAD_INPUT', o.commit,
         `not a commit of the imported folder ${o.source.location} (a folder source has only its import commits)`);
     }
-    return { repo, commit: asked, created };
+    return { repo, commit: asked, created, checked: true };
   } finally {
     await fsp.rm(index, { force: true });
   }

@@ -6,14 +6,14 @@ import { log } from '../log';
 import { toolVersion } from '../paths';
 import { SessionLayout } from '../session/layout';
 import type { Task } from '../tasks/types';
-import { addExcludes, buildWorkspaceRepo, initWorkspaceRepo, objectsAmong } from './build';
-import { ensurePristine } from './cache';
+import { addExcludes, buildWorkspaceRepo, initWorkspaceRepo } from './build';
+import { ensurePristine, Pristine } from './cache';
 import { writeDevcontainer } from './devcontainer';
 import { git } from './git';
 import { Manifest, isIncompleteSession, writeManifest, writeManifestDraft } from './manifest';
-import { applyMask, covers, maskRules } from './mask';
-import { classifySource, defaultCacheDir } from './source';
-import { flattenTree } from './tree';
+import { applyMask, covers, MaskRule, maskRules } from './mask';
+import { ClassifiedSource, defaultCacheDir, probeSource } from './source';
+import { FlatTree, flattenTree } from './tree';
 
 const logger = log('workspace.prepare');
 const run = promisify(execFile);
@@ -75,24 +75,29 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
 
   const rules = maskRules(o.task);
   progress('source', `resolving ${o.source}`);
-  const source = await classifySource(o.source);
-  await claimOutDir(o.outDir);
+  // The session folder is claimed while the source is probed; on a probe failure it is removed
+  // again when this call made it (an unfinished preparation found in it is cleared either way).
+  const [probeResult, claimed] = await Promise.allSettled([probeSource(o.source), claimOutDir(o.outDir)]);
+  if (claimed.status === 'rejected') throw claimed.reason;
+  if (probeResult.status === 'rejected') {
+    if (claimed.value) await fsp.rmdir(o.outDir).catch(() => undefined);
+    throw probeResult.reason;
+  }
+  const probed = probeResult.value;
+  const source = probed.source;
   let initialized: Promise<void> | undefined;
+  let listed: Promise<{ pristine: Pristine; flat: FlatTree }> | undefined;
   try {
-    await writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
-    // `git init` of the workspace runs while the source is read; its error surfaces where it is awaited.
+    // The draft, `git init` of the workspace and reading the source (which writes only to the
+    // cache) run at once; errors surface where they are awaited. A crash before the draft is
+    // on disk leaves a folder without manifest, refused as not empty: never taken as complete.
+    const drafted = writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
+    listed = readSource(o, probed.head, source, cacheDir, rules, progress);
+    listed.catch(() => undefined);
     initialized = initWorkspaceRepo(layout.workspace, o.signal);
     initialized.catch(() => undefined);
-    const pristine = await ensurePristine({
-      source, commit: o.commit, cacheDir, signal: o.signal, onProgress: (m) => progress('source', m),
-    });
-    progress('tree', `listing ${pristine.commit.slice(0, 12)}`);
-    const flat = await flattenTree({
-      repo: pristine.repo, commit: pristine.commit, cacheDir, signal: o.signal,
-      location: () => submoduleBase(source.kind, source.location),
-      skipSubmodule: (p) => rules.some((r) => covers(r.path, p)),
-      onProgress: (m) => progress('tree', m),
-    });
+    await drafted;
+    const { pristine, flat } = await listed;
     check();
     const { kept, masked } = applyMask(o.task.id, pristine.commit, flat.files, rules, flat.submodules.filter((s) => !s.repo).map((s) => s.path));
     progress('mask', `masking ${masked.length} file(s), keeping ${kept.length}`);
@@ -100,20 +105,18 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     // Folders holding no masked file and no submodule are the same tree objects as in the source.
     const changed = [...masked.map((m) => m.path), ...flat.submodules.map((s) => s.path)];
     const sameTrees = flat.trees.filter((t) => !changed.some((p) => covers(t.path, p)));
-    const built = await buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal, initialized);
-    check();
     const keptBlobs = new Map(kept.map((f) => [f.sha, f.path]));
     const secret = masked.filter((m) => !keptBlobs.has(m.blob)).map((m) => m.blob);
-    const [leaks, dc] = await settleBoth(
-      objectsAmong(layout.workspace, secret),
-      writeDevcontainer(layout.workspace, {
-        image, taskId: o.task.id, template: o.devcontainerTemplate,
-        treeHasDevcontainer: kept.some((f) => covers('.devcontainer', f.path)),
-      }).then(async (written) => { await addExcludes(layout.workspace, [written.exclude]); return written; }),
-    );
-    if (leaks.length) {
-      throw new ExpBenchError('GIT_FAILED', layout.workspace, `internal error: masked content in the object store (${leaks.join(', ')})`);
+    // The Dev Container file goes in while the repository is built (it is excluded, never committed).
+    const devcontainer = initialized.then(() => writeDevcontainer(layout.workspace, {
+      image, taskId: o.task.id, template: o.devcontainerTemplate,
+      treeHasDevcontainer: kept.some((f) => covers('.devcontainer', f.path)),
+    })).then(async (written) => { await addExcludes(layout.workspace, [written.exclude]); return written; });
+    const [built, dc] = await settleBoth(buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal, initialized, secret), devcontainer);
+    if (built.leaks.length) {
+      throw new ExpBenchError('GIT_FAILED', layout.workspace, `internal error: masked content in the object store (${built.leaks.join(', ')})`);
     }
+    check();
     await chownWorkspace(layout.workspace, o.owner);
     check();
     const manifest: Manifest = {
@@ -139,12 +142,45 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     progress('finish', `prepared ${o.task.id} at ${pristine.commit.slice(0, 12)} in ${o.outDir}`);
     return manifest;
   } catch (e) {
+    await listed?.catch(() => undefined);
     await initialized?.catch(() => undefined);
     await fsp.rm(layout.workspace, { recursive: true, force: true }).catch(() => undefined);
     await fsp.rm(layout.private, { recursive: true, force: true }).catch(() => undefined);
     await fsp.rmdir(o.outDir).catch(() => undefined);
     if (o.signal?.aborted && !isExpBenchError(e, 'CANCELLED')) throw cancelled(o.outDir);
     throw e;
+  }
+}
+
+/**
+ * The pristine cache repository with the commit to pin, and its flattened tree. A full SHA
+ * already in the cache needs no look-up: listing its tree checks it (`<sha>^{commit}`); when
+ * that fails, the commit is looked up (fetched from the source when absent) and listed again.
+ */
+async function readSource(
+  o: PrepareOptions, sourceHead: string | undefined, source: ClassifiedSource, cacheDir: string, rules: MaskRule[],
+  progress: (step: PrepareStep, message: string) => void,
+): Promise<{ pristine: Pristine; flat: FlatTree }> {
+  const pristineOptions = {
+    source, commit: o.commit, sourceHead, cacheDir, signal: o.signal, onProgress: (m: string) => progress('source', m),
+  };
+  let pristine = await ensurePristine({ ...pristineOptions, lookUp: false });
+  const list = () => {
+    progress('tree', `listing ${pristine.commit.slice(0, 12)}`);
+    return flattenTree({
+      repo: pristine.repo, commit: pristine.commit, cacheDir, signal: o.signal,
+      location: () => submoduleBase(source.kind, source.location),
+      skipSubmodule: (p) => rules.some((r) => covers(r.path, p)),
+      onProgress: (m) => progress('tree', m),
+    });
+  };
+  try {
+    return { pristine, flat: await list() };
+  } catch (e) {
+    if (pristine.checked || isExpBenchError(e, 'CANCELLED')) throw e;
+    logger.debug(`${pristine.commit} not listed unchecked (${(e as Error).message}); looking it up`);
+    pristine = await ensurePristine(pristineOptions);
+    return { pristine, flat: await list() };
   }
 }
 
@@ -159,8 +195,9 @@ async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
 /**
  * Makes sure `outDir` may be used: absent, empty, or an unfinished preparation (whose
  * `workspace/` and `private/` are removed: no user work can be in a session never opened).
+ * Returns true when it created `outDir`.
  */
-async function claimOutDir(outDir: string): Promise<void> {
+async function claimOutDir(outDir: string): Promise<boolean> {
   const entries = await fsp.readdir(outDir).catch((e: any) => {
     if (e?.code === 'ENOENT') return [] as string[];
     throw new ExpBenchError('BAD_INPUT', outDir, `cannot use as session folder: ${e?.message ?? e}`);
@@ -174,7 +211,7 @@ async function claimOutDir(outDir: string): Promise<void> {
     await fsp.rm(layout.workspace, { recursive: true, force: true });
     await fsp.rm(layout.private, { recursive: true, force: true });
   }
-  await fsp.mkdir(outDir, { recursive: true });
+  return (await fsp.mkdir(outDir, { recursive: true })) !== undefined;
 }
 
 /** Relative submodule URLs resolve against the clone's `origin` URL when it has one (as git does), else its folder. */

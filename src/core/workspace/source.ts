@@ -27,31 +27,59 @@ export function looksLikeUrl(source: string): boolean {
  * @throws ExpBenchError `SOURCE_UNAVAILABLE` naming the path when it is not an existing folder.
  */
 export async function classifySource(source: string): Promise<ClassifiedSource> {
+  return (await probeSource(source)).source;
+}
+
+/** A classified source and, for a `clone` with a commit checked out, the full SHA of its HEAD. */
+export interface ProbedSource {
+  source: ClassifiedSource;
+  /** Full SHA of the clone's `HEAD` commit at probing time; absent for URLs, folders and clones without commits. */
+  head?: string;
+}
+
+/**
+ * {@link classifySource}, and for a local clone its HEAD commit read by the same git process
+ * (one `git rev-parse` instead of two: a preparation without `--commit` pins that HEAD).
+ *
+ * @throws ExpBenchError as {@link classifySource}.
+ */
+export async function probeSource(source: string): Promise<ProbedSource> {
   const trimmed = source.trim();
   if (!trimmed) throw new ExpBenchError('BAD_INPUT', '(source)', 'no source given: pass a git URL or a folder');
-  if (looksLikeUrl(trimmed)) return { kind: 'url', location: trimmed };
+  if (looksLikeUrl(trimmed)) return { source: { kind: 'url', location: trimmed } };
   const abs = path.resolve(trimmed);
   const st = await fsp.stat(abs).catch(() => undefined);
   if (!st?.isDirectory()) {
     throw new ExpBenchError('SOURCE_UNAVAILABLE', abs, 'not a folder, and not a git URL (scheme://… or user@host:path)');
   }
   const real = await fsp.realpath(abs);
-  return { kind: (await isRepositoryTop(real)) ? 'clone' : 'folder', location: real };
+  const top = await repositoryTop(real);
+  return { source: { kind: top.isTop ? 'clone' : 'folder', location: real }, ...(top.isTop && top.head ? { head: top.head } : {}) };
 }
 
-/** True when `dir` is the top of a non-bare repository or is a bare repository (no search upwards). */
-async function isRepositoryTop(dir: string): Promise<boolean> {
+/**
+ * Whether `dir` is the top of a non-bare repository or is a bare repository (no search upwards),
+ * and its HEAD commit when it has one.
+ */
+async function repositoryTop(dir: string): Promise<{ isTop: boolean; head?: string }> {
   const env = { GIT_CEILING_DIRECTORIES: path.dirname(dir) };
   try {
-    const r = await git(['rev-parse', '--is-bare-repository', '--show-cdup'], { cwd: dir, env });
-    const [bare, cdup] = r.text.split('\n');
-    return bare.trim() === 'true' || (cdup ?? '').trim() === '';
+    // Exit 1 (output still complete): HEAD names no commit yet. A bare repository prints no cdup line.
+    const r = await git(['rev-parse', '--is-bare-repository', '--show-cdup', '--verify', '--quiet', 'HEAD^{commit}'],
+      { cwd: dir, env, okCodes: [1] });
+    const lines = r.text.split('\n');
+    const bare = lines[0].trim() === 'true';
+    const head = r.code === 0 ? lines[bare ? 1 : 2]?.trim() : undefined;
+    return {
+      isTop: bare || (lines[1] ?? '').trim() === '',
+      ...(head && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head) ? { head } : {}),
+    };
   } catch {
     try {
       const r = await git(['rev-parse', '--is-bare-repository'], { cwd: dir, env });
-      return r.text.trim() === 'true';
+      return { isTop: r.text.trim() === 'true' };
     } catch {
-      return false;
+      return { isTop: false };
     }
   }
 }

@@ -55,7 +55,7 @@ export interface FlattenOptions {
 }
 
 /**
- * Lists every file of `commit` with `git ls-tree -r`, replacing each submodule (gitlink) by the
+ * Lists every file of `commit` (a commit id; anything else fails) with `git ls-tree -r`, replacing each submodule (gitlink) by the
  * files of its own tree at the recorded SHA (fetched into the pristine cache, recursively for
  * nested submodules).
  *
@@ -63,7 +63,8 @@ export interface FlattenOptions {
  *   for it or its commit cannot be fetched (with git's error).
  */
 export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatTree> {
-  const out = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', o.commit], { cwd: o.repo, signal: o.signal });
+  // `^{commit}`: a missing commit, or an id that is not a commit, fails here (callers may pass an unchecked SHA).
+  const out = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', `${o.commit}^{commit}`], { cwd: o.repo, signal: o.signal });
   const files: TreeFile[] = [];
   const trees: TreeDir[] = [];
   const submodules: FlatSubmodule[] = [];
