@@ -174,43 +174,44 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     record.startedAt = new Date().toISOString(); // the run's own time starts here (the saved one is a little earlier)
     opts.onStarted?.(record);
     status(`running bash reproduce_exp_bench.sh (${mode} mode, limit ${limits.timeoutMs / 1000} s)`);
+    // Clean mode: the tree goes in through the container's stdin once built (no separate copy
+    // round trip), from the moment the start is under way: the engine holds what arrives before
+    // the wrapper reads it (as `docker run -i` does). The wrapper extracts it, then runs the
+    // script. A tree that cannot be built or sent kills the container and makes the record an
+    // error naming why; a cut stream makes the wrapper refuse to run (exit 125, said in the log).
+    let treeFailure: ExpBenchError | undefined;
+    const feedWhenBuilt = (job: NonNullable<typeof treeJob>) => job.built
+      .then(async (dir) => {
+        tree = undefined; // removed here once sent, while the run goes on
+        try {
+          record.lint = lintScript(await fsp.readFile(path.join(dir, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined));
+          status('copying the clean tree into the container');
+          await feedTree(stream as unknown as NodeJS.WritableStream, dir, treeMarkerName(runId)).catch((e: unknown) => {
+            throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+          });
+        } finally {
+          void fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+        }
+      })
+      .catch((e: unknown) => {
+        if (isExpBenchError(e, 'CANCELLED')) return; // the watcher kills the run and records the cancel
+        treeFailure = e instanceof ExpBenchError ? e : new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), String(e));
+        logger.warn(`run ${runId}: ${treeFailure.message}`);
+        created.container.kill().catch(() => undefined);
+      });
     try {
       const starting = created.container.start();
       release(true);
+      if (treeJob) void feedWhenBuilt(treeJob);
       await starting;
     } catch (e) {
       const err = dockerError(e, created.id.slice(0, 12), 'starting the verify container', docker);
+      (stream as unknown as { destroy?: () => void }).destroy?.(); // ends a feed under way
       await logs.close();
       await saveRecord(layout, { ...record, status: 'error', endedAt: new Date().toISOString(), error: { code: err.code, message: err.message } });
       throw err;
     }
     logger.info(`run ${runId} started in ${created.id.slice(0, 12)} (${mode})`);
-    // Clean mode: the tree goes in through the container's stdin once built (no separate copy
-    // round trip); the wrapper extracts it, then runs the script. A tree that cannot be built or
-    // sent kills the container and makes the record an error naming why; a cut stream makes the
-    // wrapper refuse to run (exit 125, said in the log).
-    let treeFailure: ExpBenchError | undefined;
-    if (treeJob) {
-      void treeJob.built
-        .then(async (dir) => {
-          tree = undefined; // removed here once sent, while the run goes on
-          try {
-            record.lint = lintScript(await fsp.readFile(path.join(dir, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined));
-            status('copying the clean tree into the container');
-            await feedTree(stream as unknown as NodeJS.WritableStream, dir, treeMarkerName(runId)).catch((e: unknown) => {
-              throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-            });
-          } finally {
-            void fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
-          }
-        })
-        .catch((e: unknown) => {
-          if (isExpBenchError(e, 'CANCELLED')) return; // the watcher kills the run and records the cancel
-          treeFailure = e instanceof ExpBenchError ? e : new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), String(e));
-          logger.warn(`run ${runId}: ${treeFailure.message}`);
-          created.container.kill().catch(() => undefined);
-        });
-    }
     containerId = undefined; // watchToEnd owns the container (and the output folder) from here
     watching = true;
     markWatched(created.id, true);

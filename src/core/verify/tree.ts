@@ -39,8 +39,9 @@ export async function buildVerifyTree(
     }
     o.onChecked?.();
     await o.proceed;
-    // The fresh repository in `dest` (empty so far) is initialised while the start index is copied.
-    await Promise.all([git(['init', '-q'], { cwd: dest, signal }), fsp.copyFile(start.GIT_INDEX_FILE, solver.GIT_INDEX_FILE)]);
+    // The fresh repository in `dest` (empty so far; no template: no sample hooks to copy into the
+    // container) is initialised while the start index is copied.
+    await Promise.all([git(['init', '-q', '--template='], { cwd: dest, signal }), fsp.copyFile(start.GIT_INDEX_FILE, solver.GIT_INDEX_FILE)]);
     // Two independent chains in parallel: (1) the masked checkout at "task start", committed as
     // the one commit of a fresh repository in `dest`; (2) the second temporary index takes the work
     // tree's state (ignored files left out).
