@@ -53,7 +53,7 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<TaskNode>, vsco
       case 'conference': {
         const item = new vscode.TreeItem(node.conference, vscode.TreeItemCollapsibleState.Collapsed);
         const papers = new Set(node.tasks.map((t) => t.paperId)).size;
-        item.description = `${papers} papers · ${node.tasks.length} tasks`;
+        item.description = `${count(papers, 'paper')} · ${count(node.tasks.length, 'task')}`;
         item.iconPath = new vscode.ThemeIcon('library');
         item.contextValue = 'conference';
         return item;
@@ -120,4 +120,9 @@ function tooltip(lines: string[]): string {
 function oneLine(s: string, max: number): string {
   const x = s.replace(/\s+/g, ' ').trim();
   return x.length > max ? x.slice(0, max - 1) + '…' : x;
+}
+
+/** `1 paper`, `2 papers`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

@@ -20,6 +20,7 @@ describe('Tasks tree (real extension host)', function () {
     assert.deepEqual(confs.map((c) => c.conference).sort(), ['iclr2024', 'neurips2024', 'sample']);
     const iclr = confs.find((c) => c.conference === 'iclr2024')!;
     assert.equal(tree.getTreeItem(iclr).description, '23 papers · 192 tasks');
+    assert.equal(tree.getTreeItem(confs.find((c) => c.conference === 'sample')!).description, '1 paper · 1 task');
     const papers = await tree.getChildren(iclr);
     const p18439 = papers.find((p) => p.kind === 'paper' && p.paperId === '18439')!;
     const pItem = tree.getTreeItem(p18439);
