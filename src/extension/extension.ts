@@ -8,7 +8,7 @@
 // the build when the activation bundle takes in anything from node_modules or src/core).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { BRIEF_VIEW_TYPE, SESSION_MARKER_SEGMENTS, TASKS_VIEW_ID } from './ids';
+import { BRIEF_VIEW_TYPE, SESSION_MARKER_SEGMENTS, TASKS_LISTED_CONTEXT, TASKS_VIEW_ID } from './ids';
 import { CommandRouter, contributedCommands } from './stage/commandRouter';
 import { LazyTreeDataProvider } from './stage/lazyTree';
 import type { WorkbenchApi, WorkbenchModule } from './workbench';
@@ -38,7 +38,12 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     loadMs = performance.now() - t0;
     resolve(api);
   }));
-  const tree = new LazyTreeDataProvider(async () => (await workbench()).tree, (message) => { view.message = message; });
+  let listed = false;
+  const tree = new LazyTreeDataProvider(async () => (await workbench()).tree, (message) => { view.message = message; }, () => {
+    if (listed) return;
+    listed = true;
+    void vscode.commands.executeCommand('setContext', TASKS_LISTED_CONTEXT, true);
+  });
   const view = vscode.window.createTreeView(TASKS_VIEW_ID, { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(
     router, tree, view,

@@ -9,3 +9,9 @@ export const TASKS_VIEW_ID = 'expbench.tasks';
 
 /** The session marker inside a workspace (contract: docs/DEVELOPING.md; src/core/session/marker.ts). */
 export const SESSION_MARKER_SEGMENTS = ['.devcontainer', 'expbench-session.json'] as const;
+
+/**
+ * Context key set once the Tasks tree's top level has been listed: the view's "no tasks" welcome
+ * (package.json `viewsWelcome` `when`) is shown only then, never while the tasks are loading.
+ */
+export const TASKS_LISTED_CONTEXT = 'expbench.tasksListed';

@@ -154,6 +154,12 @@ describe('human baseline session (end to end)', function () {
     await frame.locator('section[data-section="phases"][data-phase="implementation"]').waitFor({ state: 'attached' });
     await frame.locator('.phase[data-phase="implementation"]').waitFor({ state: 'visible' });
     await frame.locator('.clockbar .clock.running').waitFor();
+    // One brief, restored as the pinned tab it was (not a second panel, not turned into a preview
+    // tab that the next single-clicked file would replace): watched for 4 s after it is back.
+    for (let i = 0; i < 8; i++) {
+      assert.deepEqual((await wb.editorTabs()).filter((t) => t.title.startsWith('Brief ')), [{ title: 'Brief sample/toycal/0', preview: false }]);
+      await wb.page.waitForTimeout(500);
+    }
     assert.equal(await frame.locator('.vars[data-group="constants"] .var-name').first().inputValue(), 'dataset');
     assert.equal(await frame.locator('.vars[data-group="dependent"] tbody tr').count(), 2);
     assert.equal(await frame.locator('#design-free').inputValue(), before.design.freeText);

@@ -153,6 +153,14 @@ export class Workbench {
     return loc;
   }
 
+  /** Every editor tab: its title and whether it is a preview tab (italic; replaced by the next file opened with a single click). */
+  async editorTabs(): Promise<Array<{ title: string; preview: boolean }>> {
+    return this.page.locator('.part.editor .tab').evaluateAll((els) => els.map((e) => ({
+      title: (e.querySelector('.label-name')?.textContent ?? '').trim(),
+      preview: e.classList.contains('preview') || e.querySelector('.italic') !== null,
+    })));
+  }
+
   /** The title of the active editor tab ('' when none). */
   async activeEditorTitle(): Promise<string> {
     const tab = this.page.locator('.part.editor .tab.active .label-name').first();

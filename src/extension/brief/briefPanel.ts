@@ -36,14 +36,22 @@ export class BriefPanel implements vscode.Disposable {
     );
   }
 
-  /** Shows (or reveals) the brief of `task`. `sessionDir` ties it to an opened task session. */
-  static show(task: Task, extensionUri: vscode.Uri, opts: { column?: vscode.ViewColumn; sessionDir?: string } = {}): BriefPanel {
+  /**
+   * Shows (or reveals) the brief of `task`. `sessionDir` ties it to an opened task session.
+   * `preserveFocus`: the new panel does not take the focus (a quick pick open meanwhile stays
+   * open); `reveal: false`: an existing panel is left where and as it is.
+   */
+  static show(
+    task: Task, extensionUri: vscode.Uri,
+    opts: { column?: vscode.ViewColumn; sessionDir?: string; preserveFocus?: boolean; reveal?: boolean } = {},
+  ): BriefPanel {
     const existing = BriefPanel.panels.get(task.id);
     if (existing) {
-      existing.panel.reveal(opts.column);
+      if (opts.reveal !== false) existing.panel.reveal(opts.column, opts.preserveFocus);
       return existing;
     }
-    const panel = vscode.window.createWebviewPanel(BRIEF_VIEW_TYPE, `Brief ${task.id}`, opts.column ?? vscode.ViewColumn.Active,
+    const panel = vscode.window.createWebviewPanel(BRIEF_VIEW_TYPE, `Brief ${task.id}`,
+      { viewColumn: opts.column ?? vscode.ViewColumn.Active, preserveFocus: opts.preserveFocus === true },
       { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] });
     return BriefPanel.adopt(panel, task, extensionUri, opts.sessionDir);
   }
@@ -149,6 +157,11 @@ export class BriefSerializer implements vscode.WebviewPanelSerializer {
     const task = s.success ? await this.findTask(s.data.taskId) : undefined;
     if (!task) {
       panel.webview.html = '<!DOCTYPE html><html><body><p>This task is no longer in the configured datasets.</p></body></html>';
+      return;
+    }
+    if (BriefPanel.get(task.id)) {
+      // The window's session opened its brief before VS Code restored this one: one panel per task.
+      panel.dispose();
       return;
     }
     BriefPanel.adopt(panel, task, this.extensionUri, s.success ? s.data.sessionDir : undefined);

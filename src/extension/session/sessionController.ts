@@ -58,13 +58,18 @@ export class SessionController implements vscode.Disposable {
     await c.refreshPatch(false);
     await c.refreshClaims(false);
     c.results = await hooks.loadResults(layout);
-    c.showBrief();
+    // At start: without taking the focus (a quick pick the user opened meanwhile stays open), and a
+    // brief VS Code restored after a reload stays where and as it is.
+    c.showBrief({ atStart: true });
     return c;
   }
 
   /** Shows the brief with the stepper beside the editor. */
-  showBrief(): void {
-    BriefPanel.show(this.task, this.extensionUri, { column: vscode.ViewColumn.Beside, sessionDir: this.layout.root });
+  showBrief(o: { atStart?: boolean } = {}): void {
+    BriefPanel.show(this.task, this.extensionUri, {
+      column: vscode.ViewColumn.Beside, sessionDir: this.layout.root,
+      ...(o.atStart ? { preserveFocus: true, reveal: false } : {}),
+    });
     this.push();
   }
 

@@ -12,9 +12,16 @@ export class LazyTreeDataProvider<T> implements vscode.TreeDataProvider<T>, vsco
   private target: vscode.TreeDataProvider<T> | undefined;
   private forwarding: vscode.Disposable | undefined;
 
+  /**
+   * @param load loads the real provider
+   * @param onError shows why loading failed (the view's message)
+   * @param onRootsListed called after each listing of the top level, once it is known (empty or
+   *   not): the view's "no tasks" welcome waits for it, so it never shows while loading
+   */
   constructor(
     private readonly load: () => Promise<vscode.TreeDataProvider<T>>,
     private readonly onError: (message: string) => void,
+    private readonly onRootsListed: () => void = () => undefined,
   ) {}
 
   async getChildren(element?: T): Promise<T[]> {
@@ -23,9 +30,14 @@ export class LazyTreeDataProvider<T> implements vscode.TreeDataProvider<T>, vsco
       target = await this.resolve();
     } catch (e) {
       this.onError(e instanceof Error ? e.message : String(e));
+      if (element === undefined) this.onRootsListed();
       return [];
     }
-    return (await target.getChildren(element)) ?? [];
+    try {
+      return (await target.getChildren(element)) ?? [];
+    } finally {
+      if (element === undefined) this.onRootsListed();
+    }
   }
 
   /** Elements only come from the loaded provider's `getChildren`, so it is loaded here. */
