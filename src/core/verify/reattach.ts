@@ -1,13 +1,13 @@
-import { promises as fsp } from 'node:fs';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { connectDocker, dockerError, ensureEngine, statusOf } from '../sandbox/connection';
 import type { EventLog } from '../session/events';
 import { SessionLayout } from '../session/layout';
-import { logsSince, pipeLines, toDockerSince, isoToNs } from './container-io';
+import { logsSince, pipeLines, toDockerSince } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
 import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
+import { REPLAY_WINDOW_MS, ReplayFilter, storedTail } from './overlap';
 import { latestRecordPath, readRecord, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
 
 const logger = log('verify');
@@ -35,8 +35,9 @@ export type ReattachResult =
  * (follows its output from the last stored line, enforces the remaining time, honours `signal`)
  * and resolves when the run ends; when the container has exited, collects the result; when the
  * container is gone (removed, engine restarted and cleaned), saves the record as an error.
- * Output written while no process watched is fetched from the engine's log (lines at or before
- * the last stored line's time are skipped).
+ * Output written while no process watched is fetched from the engine's log, read again from a
+ * little before the last stored line; the lines already stored are recognised by their text and
+ * not stored twice (overlap.ts: the stored times are the watcher's, not the engine's).
  * @throws as {@link watchToEnd}; DOCKER_UNAVAILABLE when no engine answers
  */
 export async function collectOrReattach(sessionDir: string, opts: ReattachOptions = {}): Promise<ReattachResult> {
@@ -100,13 +101,14 @@ async function resume(layout: SessionLayout, docker: Docker, record: Verificatio
   }
   const logs = new RunLogs(paths, record.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, opts.onLine);
   await logs.open();
-  const lastNs = await lastStoredNs(paths.combined);
+  // Lines already stored are not stored again: the engine's log is read from a little before the
+  // last stored line and the overlap is found by text (overlap.ts).
+  const tail = await storedTail({ stdout: paths.stdout, stderr: paths.stderr });
   const container = docker.getContainer(id);
-  const stream = await logsSince(container, state === 'running', lastNs !== undefined ? toDockerSince(nsToIso(lastNs)) : undefined);
-  const drained = pipeLines(docker, stream, (l) => {
-    if (lastNs !== undefined && isoToNs(l.time) <= lastNs) return;
-    logs.add(l);
-  }, true);
+  const since = tail ? toDockerSince(nsToIso(tail.lastNs - BigInt(REPLAY_WINDOW_MS) * 1_000_000n)) : undefined;
+  const stream = await logsSince(container, state === 'running', since);
+  const replay = tail ? new ReplayFilter(tail.stored, (l) => logs.add(l)) : undefined;
+  const drained = pipeLines(docker, stream, (l) => (replay ? replay.add(l) : logs.add(l)), true).then(() => replay?.end());
   logger.info(`run ${record.runId}: ${state === 'running' ? 'reattached to' : 'collecting'} ${id.slice(0, 12)}`);
   watched.add(id);
   try {
@@ -119,17 +121,6 @@ async function resume(layout: SessionLayout, docker: Docker, record: Verificatio
 /** Marks a container as watched by this process (runVerification does, for its own runs). */
 export function markWatched(id: string, on: boolean): void {
   if (on) watched.add(id); else watched.delete(id);
-}
-
-async function lastStoredNs(combined: string): Promise<bigint | undefined> {
-  let text: string;
-  try { text = await fsp.readFile(combined, 'utf8'); } catch { return undefined; }
-  const lines = text.trimEnd().split('\n');
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const m = /^(\d{4}-\d\d-\d\dT\S+Z) /.exec(lines[i]);
-    if (m) return isoToNs(m[1]);
-  }
-  return undefined;
 }
 
 function nsToIso(ns: bigint): string {
