@@ -38,12 +38,8 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
     loadMs = performance.now() - t0;
     resolve(api);
   }));
-  let listed = false;
-  const tree = new LazyTreeDataProvider(async () => (await workbench()).tree, (message) => { view.message = message; }, () => {
-    if (listed) return;
-    listed = true;
-    void vscode.commands.executeCommand('setContext', TASKS_LISTED_CONTEXT, true);
-  });
+  const tree = new LazyTreeDataProvider(async () => (await workbench()).tree, (message) => { view.message = message; },
+    () => void vscode.commands.executeCommand('setContext', TASKS_LISTED_CONTEXT, true));
   const view = vscode.window.createTreeView(TASKS_VIEW_ID, { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(
     router, tree, view,

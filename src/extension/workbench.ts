@@ -45,10 +45,7 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
       };
     },
     loadResults: resultRows,
-    afterSubmit: async () => {
-      const cmds = await vscode.commands.getCommands(true);
-      if (cmds.includes('expbench.refreshGaps')) await vscode.commands.executeCommand('expbench.refreshGaps');
-    },
+    afterSubmit: async () => { await vscode.commands.executeCommand('expbench.refreshGaps'); }, // registered below (gaps)
   };
   const session: Promise<ActiveSession | undefined> = openWindowSession(context, store, hooks)
     .catch((e) => { logger.error(e as Error); return undefined; });

@@ -7,6 +7,7 @@ import { SessionLayout } from '../session/layout';
 import { HARNESS_FILES, type StepFn } from '../session/submit';
 import type { Task } from '../tasks/types';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
+import { allSettledOrThrow } from '../util/promises';
 import { readManifest } from '../workspace/manifest';
 import { writeHarnessJudge } from '../interop/harnessOut';
 import { JudgeCache } from './cache';
@@ -101,37 +102,28 @@ export async function readJudgeInput(layout: SessionLayout, opts: JudgeSessionOp
   }
   // Independent reads run together; errors are reported in the order the checks are listed.
   const patchFile = path.join(layout.harness, HARNESS_FILES.patch);
-  const [answersR, patchR, verifyR, eventsR, pristineR] = await Promise.allSettled([
+  const [answers, storedPatch, storedVerify, eventsJsonl, pristine] = await allSettledOrThrow([
     readAnswers(layout.answers),
     fsp.readFile(patchFile, 'utf8').catch(() => undefined),
     readJsonIfExists<Record<string, unknown>>(path.join(layout.verify, 'latest.json')).catch(() => undefined),
     fsp.readFile(layout.events, 'utf8').catch(() => undefined),
     // One git call finds the pinned checkout and reads every file the judge may show from it.
-    opts.pristine ?? locatePristine(manifest.commit, [
+    opts.pristine ? Promise.resolve(opts.pristine) : locatePristine(manifest.commit, [
       manifest.source.cacheRepo, manifest.source.kind === 'clone' ? manifest.source.location : undefined,
     ], pristinePaths(opts.task)),
-  ]);
-  const answers = settled(answersR);
-  let patch = settled(patchR);
+  ] as const);
+  let patch = storedPatch;
   if (patch === undefined && opts.makePatch) patch = await opts.makePatch(layout.workspace);
   if (patch === undefined) {
     throw new ExpBenchError('BAD_INPUT', patchFile, 'no patch: submit the session first (or give the judge a patch function)');
   }
-  let verify = settled(verifyR);
-  if (verify && verify.status === 'running') verify = undefined;
-  const eventsJsonl = settled(eventsR);
-  const pristine = settled(pristineR);
+  const verify = storedVerify?.status === 'running' ? undefined : storedVerify;
   return { task: opts.task, answers, patch, verify, eventsJsonl, pristine, maskedPaths: manifest.masked.map((m) => m.path) };
 }
 
 /** Files of the pristine checkout the judges read: ground-truth references and the task's source files. */
 function pristinePaths(task: Task): string[] {
   return [...task.requirements.flatMap((r) => r.refs.map((ref) => ref.path)), ...task.source];
-}
-
-function settled<T>(r: PromiseSettledResult<T>): T {
-  if (r.status === 'rejected') throw r.reason;
-  return r.value;
 }
 
 async function readAnswers(file: string): Promise<HarnessAnswers | undefined> {

@@ -43,32 +43,18 @@ export function connectDocker(options?: Docker.DockerOptions): Docker {
 
 /**
  * Checks that an engine answers (`GET /_ping`, one round trip: this runs before every verification
- * and work container, so the version is not asked for; {@link engineVersion} does).
+ * and work container, so the version is not asked for).
  * @param timeoutMs how long to wait for the ping, in ms (default 5000)
  * @throws ExpBenchError DOCKER_UNAVAILABLE naming the socket or host, with how to start an engine
  */
 export async function ensureEngine(docker: Docker, timeoutMs = 5000): Promise<void> {
-  await withEngineTimeout(docker, timeoutMs, () => docker.ping());
-}
-
-/**
- * The engine's version (`GET /version`).
- * @param timeoutMs how long to wait for the answer, in ms (default 5000)
- * @returns for example `20.10.24+dfsg1`
- * @throws ExpBenchError DOCKER_UNAVAILABLE naming the socket or host, with how to start an engine
- */
-export async function engineVersion(docker: Docker, timeoutMs = 5000): Promise<string> {
-  return (await withEngineTimeout(docker, timeoutMs, () => docker.version())).Version;
-}
-
-async function withEngineTimeout<T>(docker: Docker, timeoutMs: number, call: () => Promise<T>): Promise<T> {
   const address = engineAddress(docker);
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
-    return await Promise.race([call(), timeout]);
+    await Promise.race([docker.ping(), timeout]);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     throw new ExpBenchError('DOCKER_UNAVAILABLE', address,

@@ -208,8 +208,8 @@ export async function describeState(container: Docker.Container): Promise<string
   try {
     const s = (await container.inspect()).State;
     // A container being force-removed is still Running while the engine kills it: not running.
-    if (s.Running && s.Status !== 'removing') return 'running';
     if (s.Status === 'removing') return 'being removed';
+    if (s.Running) return 'running';
     return `${s.Status}, exit code ${s.ExitCode}${s.OOMKilled ? ', killed for exceeding its memory limit (OOM)' : ''}${s.Error ? `, ${s.Error}` : ''}`;
   } catch (e) {
     if (statusOf(e) === 404) return 'removed';

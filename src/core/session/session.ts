@@ -122,14 +122,11 @@ export class Session {
   /** Records pending drafts, suspends a running clock and writes the state. Safe to call twice. */
   async close(): Promise<void> {
     if (this.draftTimer) { clearTimeout(this.draftTimer); this.draftTimer = undefined; }
-    if (!this.ownership.owned) {
-      await this.events.settled();
-      await this.store.close();
-      return;
-    }
     try {
-      await this.recordDrafts();
-      await this.clock.suspend();
+      if (this.ownership.owned) {
+        await this.recordDrafts();
+        await this.clock.suspend();
+      }
     } finally {
       await this.events.settled();
       await this.store.close();
@@ -141,7 +138,6 @@ export class Session {
    * after it loses no counted time (see clock.ts). Written with the change that caused it.
    */
   touch(): void {
-    if (!this.store.owned) return;
     try { this.clock.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${(e as Error)?.message ?? e}`); }
   }
 

@@ -5,15 +5,16 @@ import writeFileAtomic from 'write-file-atomic';
 /**
  * Writes `data` to `file` atomically (temp file + fsync + rename, via `write-file-atomic`),
  * creating parent folders. A reader sees the old or the new content, never half of it.
+ * `fsync: false` skips the fsync (still atomic, not durable across a crash).
  */
-export async function writeAtomic(file: string, data: string | Buffer): Promise<void> {
+export async function writeAtomic(file: string, data: string | Buffer, opts: { fsync?: boolean } = {}): Promise<void> {
   await fsp.mkdir(path.dirname(file), { recursive: true });
-  await writeFileAtomic(file, data);
+  await writeFileAtomic(file, data, { fsync: opts.fsync !== false });
 }
 
-/** Writes `value` as pretty JSON (2 spaces, trailing newline) atomically. */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await writeAtomic(file, JSON.stringify(value, null, 2) + '\n');
+/** Writes `value` as pretty JSON (2 spaces, trailing newline) atomically; `opts` as {@link writeAtomic}. */
+export async function writeJsonAtomic(file: string, value: unknown, opts: { fsync?: boolean } = {}): Promise<void> {
+  await writeAtomic(file, JSON.stringify(value, null, 2) + '\n', opts);
 }
 
 /** Reads and parses a JSON file; returns `undefined` when the file does not exist. Throws on bad JSON. */

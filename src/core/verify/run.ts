@@ -10,6 +10,7 @@ import { DEFAULT_IMAGE, inspectImage } from '../sandbox/images';
 import type { EventLog } from '../session/events';
 import { SessionLayout } from '../session/layout';
 import { exists, readJsonIfExists } from '../util/fs';
+import { allSettledOrThrow } from '../util/promises';
 import { feedTree, pipeLines, treeMarkerName, WRAPPER_DIR, wrapperCommand } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
 import { lintScript } from './lint';
@@ -105,11 +106,11 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     // The engine's side: check the engine, settle the previous run, then create the container
     // while the image is inspected and orphans are swept. Also: the script as the solver left it,
     // linted for the `running` record (the final record lints the clean tree's copy).
-    const [engineSide, workspaceScript] = await allOrThrow([
+    const [engineSide, workspaceScript] = await allSettledOrThrow([
       (async () => {
         await ensureEngine(docker);
         await settlePrevious(layout, docker);
-        const [imageInfo, created] = await allOrThrow([
+        const [imageInfo, created] = await allSettledOrThrow([
           inspectImage(docker, image).then((info) => {
             if (!info) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
             return info;
@@ -159,7 +160,7 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     };
     // In parallel: the output (and, in clean mode, the input the tree goes through) is attached,
     // the `running` record is saved.
-    const [stream] = await allOrThrow([
+    const [stream] = await allSettledOrThrow([
       created.container.attach({ stream: true, stdout: true, stderr: true, ...(treeJob ? { stdin: true, hijack: true } : {}) })
         .catch((e: unknown) => { throw dockerError(e, created.id.slice(0, 12), 'attaching to the verify container', docker); }),
       logs.open().then(() => saveRecord(layout, record)),
@@ -255,14 +256,6 @@ function startTree(
   built.catch((e: unknown) => checkedFail(e));
   checked.catch(() => undefined);
   return { checked, built };
-}
-
-/** Like Promise.all, but waits for every branch to settle before throwing the first failure. */
-async function allOrThrow<T extends readonly unknown[]>(ps: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
-  const settled = await Promise.allSettled(ps);
-  const failed = settled.find((r) => r.status === 'rejected');
-  if (failed) throw (failed as PromiseRejectedResult).reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** An exited verify container younger than this (ms since it exited) may still be collected by its watcher. */

@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
+import { allSettledOrThrow } from '../util/promises';
 import { git } from '../workspace/git';
 
 /**
@@ -45,16 +46,14 @@ export async function buildVerifyTree(
     // Two independent chains in parallel: (1) the masked checkout at "task start", committed as
     // the one commit of a fresh repository in `dest`; (2) the second temporary index takes the work
     // tree's state (ignored files left out).
-    const chains = await Promise.allSettled([
+    await allSettledOrThrow([
       (async () => {
         await git(['checkout-index', '-a', '-f', `--prefix=${dest}${path.sep}`], { cwd: workspace, env: start, signal });
         await git(['add', '-A'], { cwd: dest, signal });
         await git(['commit', '-q', '--allow-empty', '--no-verify', '-m', 'task start'], { cwd: dest, signal });
       })(),
       git(['add', '-A'], { cwd: workspace, env: solver, signal }),
-    ]);
-    const failed = chains.find((c) => c.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
+    ] as const);
     // 3. The solver's changes on top, so that files the solver deleted stay deleted.
     await removeTrackedFiles(dest);
     await git(['checkout-index', '-a', '-f', `--prefix=${dest}${path.sep}`], { cwd: workspace, env: solver, signal });

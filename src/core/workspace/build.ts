@@ -1,6 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
+import { allSettledOrThrow } from '../util/promises';
 import { git, missingObjectIn } from './git';
 import type { TreeDir, TreeFile } from './tree';
 
@@ -105,10 +106,8 @@ export async function buildWorkspaceRepo(
       const sha = isExpBenchError(e) ? missingObjectIn(e.message) : undefined;
       throw missingObjectError(e, files, repos.find((r) => sha && byRepo.get(r)!.has(sha)) ?? dir);
     });
-  const settled = await Promise.allSettled([packed, indexed, treeMade, commitMade, branched, checkedOut, leaks]);
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return { commit: await commitMade, tree: await treeMade, leaks: await leaks };
+  const [, , tree, commit, , , leaked] = await allSettledOrThrow([packed, indexed, treeMade, commitMade, branched, checkedOut, leaks] as const);
+  return { commit, tree, leaks: leaked };
 }
 
 /**

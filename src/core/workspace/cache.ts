@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { log } from '../log';
 import { exists } from '../util/fs';
-import { git } from './git';
+import { FULL_SHA, git } from './git';
 import { cacheName, ClassifiedSource } from './source';
 
 const logger = log('workspace.cache');
@@ -83,8 +83,6 @@ export async function ensurePristine(o: PristineOptions): Promise<Pristine> {
   }
   return { repo, commit: sha, created, checked: true };
 }
-
-const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 async function cloneInto(o: PristineOptions, repo: string): Promise<void> {
   const tmp = `${repo}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;

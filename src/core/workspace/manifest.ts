@@ -1,13 +1,11 @@
-import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { ExpBenchError } from '../errors';
 import { SessionLayout } from '../session/layout';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
+import { FULL_SHA } from './git';
 
 /** A git object id (SHA-1, 40 hex; SHA-256 repositories give 64). */
-const Sha = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, 'a full git object id');
+const Sha = z.string().regex(FULL_SHA, 'a full git object id');
 
 /**
  * Where the repository came from. `url`: a git URL; `clone`: a local git repository (path);
@@ -92,9 +90,7 @@ export interface ManifestDraft {
  * holds no manifest and is refused as not empty, so it never looks complete either way.
  */
 export async function writeManifestDraft(sessionDir: string, draft: ManifestDraft): Promise<void> {
-  const file = new SessionLayout(sessionDir).manifest;
-  await fsp.mkdir(path.dirname(file), { recursive: true });
-  await writeFileAtomic(file, JSON.stringify(draft, null, 2) + '\n', { fsync: false });
+  await writeJsonAtomic(new SessionLayout(sessionDir).manifest, draft, { fsync: false });
 }
 
 /** Validates and writes the complete manifest atomically; call it as the LAST step of preparation. */

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import parseDiff from 'parse-diff';
 import { ExpBenchError } from '../errors';
+import { allSettledOrThrow } from '../util/promises';
 import { TASK_START } from './build';
 import { git } from './git';
 
@@ -87,9 +88,7 @@ export async function makePatch(workspaceDir: string, opts: { signal?: AbortSign
   const ignoredP = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], ownIndex);
   try {
     // The first failure in the order the steps depend on each other (not a workspace → SESSION_INVALID).
-    const settled = await Promise.allSettled([baseP, copiedP, untrackedP, ignoredP]);
-    for (const r of settled) if (r.status === 'rejected') throw r.reason;
-    const [base, , untracked, ignored] = await Promise.all([baseP, copiedP, untrackedP, ignoredP]);
+    const [base, , untracked, ignored] = await allSettledOrThrow([baseP, copiedP, untrackedP, ignoredP] as const);
     const newPaths = untracked.text.split('\0').filter(Boolean);
     const nested = newPaths.filter((p) => p.endsWith('/'));
     if (newPaths.length > nested.length) {

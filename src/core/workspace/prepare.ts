@@ -6,6 +6,7 @@ import { log } from '../log';
 import { toolVersion } from '../paths';
 import { SessionLayout } from '../session/layout';
 import type { Task } from '../tasks/types';
+import { allSettledOrThrow } from '../util/promises';
 import { addExcludes, buildWorkspaceRepo, initWorkspaceRepo } from './build';
 import { ensurePristine, Pristine } from './cache';
 import { writeDevcontainer } from './devcontainer';
@@ -112,7 +113,7 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
       image, taskId: o.task.id, template: o.devcontainerTemplate,
       treeHasDevcontainer: kept.some((f) => covers('.devcontainer', f.path)),
     })).then(async (written) => { await addExcludes(layout.workspace, [written.exclude]); return written; });
-    const [built, dc] = await settleBoth(buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal, initialized, secret), devcontainer);
+    const [built, dc] = await allSettledOrThrow([buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal, initialized, secret), devcontainer] as const);
     if (built.leaks.length) {
       throw new ExpBenchError('GIT_FAILED', layout.workspace, `internal error: masked content in the object store (${built.leaks.join(', ')})`);
     }
@@ -182,14 +183,6 @@ async function readSource(
     pristine = await ensurePristine(pristineOptions);
     return { pristine, flat: await list() };
   }
-}
-
-/** Awaits both (neither is left running); rejects with the first one's error when either fails. */
-async function settleBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
-  const [ra, rb] = await Promise.allSettled([a, b]);
-  if (ra.status === 'rejected') throw ra.reason;
-  if (rb.status === 'rejected') throw rb.reason;
-  return [ra.value, rb.value];
 }
 
 /**

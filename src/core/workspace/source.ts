@@ -3,7 +3,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
-import { git } from './git';
+import { FULL_SHA, git } from './git';
 
 /** Kind of a preparation source: a git URL, a local git repository, or a plain local folder. */
 export type SourceKind = 'url' | 'clone' | 'folder';
@@ -72,7 +72,7 @@ async function repositoryTop(dir: string): Promise<{ isTop: boolean; head?: stri
     const head = r.code === 0 ? lines[bare ? 1 : 2]?.trim() : undefined;
     return {
       isTop: bare || (lines[1] ?? '').trim() === '',
-      ...(head && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head) ? { head } : {}),
+      ...(head && FULL_SHA.test(head) ? { head } : {}),
     };
   } catch {
     try {

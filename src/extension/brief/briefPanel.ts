@@ -6,7 +6,6 @@ import { BRIEF_VIEW_TYPE } from '../ids';
 import { briefHtml } from './html';
 
 const logger = log('brief');
-export { BRIEF_VIEW_TYPE };
 
 type SectionHandler = (action: string, payload: unknown, panel: BriefPanel) => void | Promise<void>;
 

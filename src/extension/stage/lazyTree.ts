@@ -15,13 +15,13 @@ export class LazyTreeDataProvider<T> implements vscode.TreeDataProvider<T>, vsco
   /**
    * @param load loads the real provider
    * @param onError shows why loading failed (the view's message)
-   * @param onRootsListed called after each listing of the top level, once it is known (empty or
-   *   not): the view's "no tasks" welcome waits for it, so it never shows while loading
+   * @param onRootsListed called once, after the top level is first listed (empty or not, or its
+   *   loading failed): the view's "no tasks" welcome waits for it, so it never shows while loading
    */
   constructor(
     private readonly load: () => Promise<vscode.TreeDataProvider<T>>,
     private readonly onError: (message: string) => void,
-    private readonly onRootsListed: () => void = () => undefined,
+    private onRootsListed: (() => void) | undefined = undefined,
   ) {}
 
   async getChildren(element?: T): Promise<T[]> {
@@ -30,14 +30,20 @@ export class LazyTreeDataProvider<T> implements vscode.TreeDataProvider<T>, vsco
       target = await this.resolve();
     } catch (e) {
       this.onError(e instanceof Error ? e.message : String(e));
-      if (element === undefined) this.onRootsListed();
+      if (element === undefined) this.rootsListed();
       return [];
     }
     try {
       return (await target.getChildren(element)) ?? [];
     } finally {
-      if (element === undefined) this.onRootsListed();
+      if (element === undefined) this.rootsListed();
     }
+  }
+
+  private rootsListed(): void {
+    const once = this.onRootsListed;
+    this.onRootsListed = undefined;
+    once?.();
   }
 
   /** Elements only come from the loaded provider's `getChildren`, so it is loaded here. */
