@@ -7,10 +7,11 @@ import { toolVersion } from '../paths';
 import { SessionLayout } from '../session/layout';
 import type { Task } from '../tasks/types';
 import { allSettledOrThrow } from '../util/promises';
-import { addExcludes, buildWorkspaceRepo, initWorkspaceRepo } from './build';
+import { addExcludes, buildWorkspaceRepo } from './build';
 import { ensurePristine, Pristine } from './cache';
 import { writeDevcontainer } from './devcontainer';
 import { git } from './git';
+import { initWorkspaceRepo } from './init';
 import { Manifest, isIncompleteSession, writeManifest, writeManifestDraft } from './manifest';
 import { applyMask, covers, MaskRule, maskRules } from './mask';
 import { ClassifiedSource, defaultCacheDir, probeSource } from './source';
@@ -88,16 +89,24 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
   const source = probed.source;
   let initialized: Promise<void> | undefined;
   let listed: Promise<{ pristine: Pristine; flat: FlatTree }> | undefined;
+  let drafted: Promise<void> | undefined;
   try {
     // The draft, `git init` of the workspace and reading the source (which writes only to the
     // cache) run at once; errors surface where they are awaited. A crash before the draft is
     // on disk leaves a folder without manifest, refused as not empty: never taken as complete.
-    const drafted = writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
-    listed = readSource(o, probed.head, source, cacheDir, rules, progress);
+    // The draft is awaited before the manifest replaces it.
+    // `git init` starts once the listing's git process has (or the reading failed): starting a
+    // process holds Node's event loop 1–1.5 ms (measured), and the listing comes first on the
+    // way to the workspace, which also needs the init.
+    let startInit!: () => void;
+    const listingStarted = new Promise<void>((resolve) => { startInit = resolve; });
+    listed = readSource(o, probed.head, source, cacheDir, rules, progress, () => startInit());
     listed.catch(() => undefined);
-    initialized = initWorkspaceRepo(layout.workspace, o.signal);
+    initialized = Promise.race([listingStarted, listed.then(() => undefined, () => undefined)])
+      .then(() => initWorkspaceRepo(layout.workspace, o.signal, cacheDir));
     initialized.catch(() => undefined);
-    await drafted;
+    drafted = writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
+    drafted.catch(() => undefined);
     const { pristine, flat } = await listed;
     check();
     const { kept, masked } = applyMask(o.task.id, pristine.commit, flat.files, rules, flat.submodules.filter((s) => !s.repo).map((s) => s.path));
@@ -139,12 +148,14 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
       createdAt,
       completedAt: new Date().toISOString(),
     };
+    await drafted;
     await writeManifest(o.outDir, manifest);
     progress('finish', `prepared ${o.task.id} at ${pristine.commit.slice(0, 12)} in ${o.outDir}`);
     return manifest;
   } catch (e) {
     await listed?.catch(() => undefined);
     await initialized?.catch(() => undefined);
+    await drafted?.catch(() => undefined);
     await fsp.rm(layout.workspace, { recursive: true, force: true }).catch(() => undefined);
     await fsp.rm(layout.private, { recursive: true, force: true }).catch(() => undefined);
     await fsp.rmdir(o.outDir).catch(() => undefined);
@@ -157,10 +168,11 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
  * The pristine cache repository with the commit to pin, and its flattened tree. A full SHA
  * already in the cache needs no look-up: listing its tree checks it (`<sha>^{commit}`); when
  * that fails, the commit is looked up (fetched from the source when absent) and listed again.
+ * `onListing` is called each time a listing's first git process has started.
  */
 async function readSource(
   o: PrepareOptions, sourceHead: string | undefined, source: ClassifiedSource, cacheDir: string, rules: MaskRule[],
-  progress: (step: PrepareStep, message: string) => void,
+  progress: (step: PrepareStep, message: string) => void, onListing: () => void,
 ): Promise<{ pristine: Pristine; flat: FlatTree }> {
   const pristineOptions = {
     source, commit: o.commit, sourceHead, cacheDir, signal: o.signal, onProgress: (m: string) => progress('source', m),
@@ -168,12 +180,14 @@ async function readSource(
   let pristine = await ensurePristine({ ...pristineOptions, lookUp: false });
   const list = () => {
     progress('tree', `listing ${pristine.commit.slice(0, 12)}`);
-    return flattenTree({
+    const listing = flattenTree({
       repo: pristine.repo, commit: pristine.commit, cacheDir, signal: o.signal,
       location: () => submoduleBase(source.kind, source.location),
       skipSubmodule: (p) => rules.some((r) => covers(r.path, p)),
       onProgress: (m) => progress('tree', m),
     });
+    onListing(); // flattenTree has started its first git process (synchronously, before its first await)
+    return listing;
   };
   try {
     return { pristine, flat: await list() };
