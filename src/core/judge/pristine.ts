@@ -1,7 +1,5 @@
-import { execFile, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { spawn } from 'node:child_process';
+import { callerEnv, git } from '../workspace/git';
 
 /**
  * Read access to the pinned pristine checkout of a task's repository (the unmasked repository at
@@ -28,8 +26,7 @@ export function gitPristine(repoDir: string, commit: string, prefetched?: Map<st
     read(p: string) {
       let r = memo.get(p);
       if (!r) {
-        r = run('git', ['-C', repoDir, 'show', `${commit}:${p.replace(/^\/+/, '')}`], { maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' })
-          .then((o) => o.stdout, () => undefined);
+        r = git(['show', `${commit}:${p.replace(/^\/+/, '')}`], { cwd: repoDir }).then((o) => o.text, () => undefined);
         memo.set(p, r);
       }
       return r;
@@ -68,7 +65,7 @@ type BatchObject = { type: 'missing' | 'other' } | { type: string; data: Buffer 
 /** `git -C dir cat-file --batch` over `specs`; one entry per spec, or undefined when git fails (not a repository…). */
 function catFileBatch(dir: string, specs: string[]): Promise<BatchObject[] | undefined> {
   return new Promise((resolve) => {
-    const child = spawn('git', ['-C', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn('git', ['-C', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'], env: callerEnv() });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
     child.on('error', () => resolve(undefined));

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
+import { git } from '../workspace/git';
 import { SOLVER_GID, SOLVER_UID } from './copy';
 
 const run = promisify(execFile);
@@ -39,7 +40,7 @@ export async function shareWorkspaceWithSolver(dir: string): Promise<string> {
     await run('chgrp', ['-R', String(SOLVER_GID), dir]);
     await run('chmod', ['-R', 'g+rwX', dir]);
     await run('find', [dir, '-type', 'd', '-exec', 'chmod', 'g+s', '{}', '+']);
-    if (fs.existsSync(path.join(dir, '.git'))) await run('git', ['-C', dir, 'config', 'core.sharedRepository', 'group']);
+    if (fs.existsSync(path.join(dir, '.git'))) await git(['config', 'core.sharedRepository', 'group'], { cwd: dir });
     logger.debug(`workspace ${dir} shared with group ${SOLVER_GID} (owner uid ${st.uid} kept)`);
     return 'solver';
   } catch (e) {

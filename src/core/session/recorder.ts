@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { createPatch } from 'diff';
+import { git } from '../workspace/git';
 import { excerpt, MAX_DIFF_CHARS } from './events';
 import type { Session } from './session';
 
@@ -91,9 +91,6 @@ export class WorkspaceRecorder {
 
   /** Content of `rel` at the workspace's `task start` commit; '' when absent there (or no repository). */
   private taskStart(rel: string): Promise<string> {
-    return new Promise((resolve) => {
-      execFile('git', ['show', `HEAD:${rel}`], { cwd: this.session.layout.workspace, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
-        (err, stdout) => resolve(err ? '' : stdout));
-    });
+    return git(['show', `HEAD:${rel}`], { cwd: this.session.layout.workspace }).then((r) => r.text, () => '');
   }
 }

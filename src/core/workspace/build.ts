@@ -26,10 +26,11 @@ export interface BuiltWorkspace {
  * 2. the tree objects the mask changed (every folder not in `trees`), the commit and the branch
  *    are written by this process ({@link buildTrees}, {@link writeLoose}, {@link writeRef}; no
  *    reflog);
- * 3. at the same time, for each cache repository, `git pack-objects` writes ONLY the listed
- *    blobs, and the listed source trees reused as they are, as one pack into the workspace's
- *    object store (a non-thin pack: deltas only against objects in the same pack, so nothing
- *    else from the source's history is copied). Objects stored in the source as deltas against
+ * 3. at the same time, `git pack-objects`, run in the workspace and reading the cache
+ *    repositories as alternates (for that process only), writes ONLY the listed blobs, and the
+ *    listed source trees reused as they are, as one pack into the workspace's object store (a
+ *    non-thin pack: deltas only against objects in the same pack, so nothing else from the
+ *    source's history is copied). Objects stored in the source as deltas against
  *    objects left out are written uncompressed (`pack.compression=0`): deflating them again was
  *    the largest part of a preparation, and such a pack is about as large as those files in the
  *    working tree;
@@ -59,17 +60,18 @@ export async function buildWorkspaceRepo(
     if (!set) byRepo.set(o.repo, (set = new Set()));
     set.add(o.sha);
   }
-  const packAll = async () => {
-    for (const [repo, shas] of byRepo) {
-      try {
-        await git(['-c', 'pack.compression=0', 'pack-objects', '--quiet', '--window=0', path.join(packDir, 'pack')], {
-          cwd: repo, input: [...shas].join('\n') + '\n', signal, subject: repo,
-        });
-      } catch (e) {
-        throw missingObjectError(e, files, repo);
-      }
-    }
+  const repos = [...byRepo.keys()];
+  const inRepoOf = (e: unknown) => {
+    const sha = isExpBenchError(e) ? missingObjectIn(e.message) : undefined;
+    return repos.find((r) => sha && byRepo.get(r)!.has(sha)) ?? dir;
   };
+  // One pack for every cache repository, written by git in the workspace (its temporary files
+  // too: a cache on another file system, or a cancel, leaves nothing in the cache), reading
+  // the objects through the same alternates as the checkout.
+  const packAll = () => git(['-c', 'pack.compression=0', 'pack-objects', '--quiet', '--window=0', path.join(packDir, 'pack')], {
+    cwd: dir, input: [...new Set([...files, ...trees].map((o) => o.sha))].join('\n') + '\n', signal, subject: dir,
+    env: { GIT_ALTERNATE_OBJECT_DIRECTORIES: alternates(repos) },
+  }).catch((e) => { throw missingObjectError(e, files, inRepoOf(e)); });
   await (initialized ?? initWorkspaceRepo(dir, signal));
   const opts = { cwd: dir, signal, subject: dir };
   const writeObjects = async (objects: LooseObject[]) => {
@@ -86,13 +88,9 @@ export async function buildWorkspaceRepo(
   // GIT_ALTERNATE_OBJECT_DIRECTORIES for that process only: nothing about them is recorded in the
   // workspace (no objects/info/alternates).
   const treesWritten = writeObjects(made);
-  const repos = [...byRepo.keys()];
   const checkedOut = treesWritten.then(() => git(['read-tree', '-u', '--reset', root],
     { ...opts, env: { GIT_ALTERNATE_OBJECT_DIRECTORIES: alternates(repos) } }))
-    .catch((e) => {
-      const sha = isExpBenchError(e) ? missingObjectIn(e.message) : undefined;
-      throw missingObjectError(e, files, repos.find((r) => sha && byRepo.get(r)!.has(sha)) ?? dir);
-    });
+    .catch((e) => { throw missingObjectError(e, files, inRepoOf(e)); });
   // The pack, then the commit and the branch, written while the two processes work (a process
   // started right after another, or a file created, waits behind their writes: 2–6 ms measured;
   // starting the pack before the checkout, or before the repository is initialised, was slower).

@@ -52,7 +52,29 @@ export const GIT_ENV: Record<string, string> = {
 };
 
 /**
- * Runs `git args…` (no shell) and collects its output.
+ * Environment variables that point git at a repository, an index, an object store or injected
+ * configuration: `git rev-parse --local-env-vars` (git 2.39), the list git itself clears when it
+ * runs a command in another repository. Removed from the caller's environment for every call
+ * (a user's shell, or a git hook, may set `GIT_DIR`: git would then read and write that
+ * repository instead of the one in `cwd`); a call sets one explicitly through `GitOptions.env`.
+ */
+export const LOCAL_REPO_ENV = [
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_CONFIG', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT',
+  'GIT_OBJECT_DIRECTORY', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_IMPLICIT_WORK_TREE', 'GIT_GRAFT_FILE',
+  'GIT_INDEX_FILE', 'GIT_NO_REPLACE_OBJECTS', 'GIT_REPLACE_REF_BASE', 'GIT_PREFIX',
+  'GIT_INTERNAL_SUPER_PREFIX', 'GIT_SHALLOW_FILE', 'GIT_COMMON_DIR',
+] as const;
+
+/** `process.env` without {@link LOCAL_REPO_ENV}: the environment for a git process started outside {@link git} (a stream). */
+export function callerEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of LOCAL_REPO_ENV) delete env[k];
+  return env;
+}
+
+/**
+ * Runs `git args…` (no shell) and collects its output. The caller's environment reaches git
+ * without {@link LOCAL_REPO_ENV}.
  *
  * @throws ExpBenchError `GIT_FAILED` (git's own stderr in the message, `subject` as the input)
  *   when git exits with a code not in `okCodes`; `SOURCE_UNAVAILABLE` naming the object when git
@@ -68,7 +90,7 @@ export function git(args: string[], opts: GitOptions = {}): Promise<GitResult> {
     const isolated = opts.userConfig ? {} : { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
     const child = spawn('git', ['-c', 'safe.directory=*', ...args], {
       cwd: opts.cwd,
-      env: { ...process.env, ...GIT_ENV, ...isolated, ...opts.env },
+      env: { ...callerEnv(), ...GIT_ENV, ...isolated, ...opts.env },
       // No input: stdin is /dev/null (one pipe fewer to make per call).
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });

@@ -26,9 +26,9 @@ const PINNED_FORMATS = { GIT_DEFAULT_HASH: 'sha1', GIT_DEFAULT_REF_FORMAT: 'file
  * a git process (measured on an 18-file repository: starting `git init` held the preparation
  * 4–8 ms of 30; the copy takes about 1 ms). The copy is only made where git's own probes would
  * answer the same (it probes the file system when it initialises: executable bits, symbolic
- * links, case folding): the template and `dir`'s parent must be on the same device. Delete
- * the template folder to have it made again (for example after a git upgrade; an older one is
- * still a valid repository for a newer git).
+ * links, case folding): the template and `dir`'s parent must be on the same device. A template
+ * that is not what git init leaves (damaged) is removed and made again; delete it to have it
+ * made again after a git upgrade (an older one is still a valid repository for a newer git).
  *
  * May run while the source is being read; pass its promise to `buildWorkspaceRepo`.
  *
@@ -37,15 +37,31 @@ const PINNED_FORMATS = { GIT_DEFAULT_HASH: 'sha1', GIT_DEFAULT_REF_FORMAT: 'file
 export async function initWorkspaceRepo(dir: string, signal?: AbortSignal, cacheDir?: string): Promise<void> {
   const template = cacheDir ? path.join(cacheDir, INIT_TEMPLATE) : undefined;
   if (template) {
-    const parent = path.dirname(dir);
-    const [t, p] = await Promise.all([fsp.stat(path.join(template, 'HEAD')).catch(() => undefined), fsp.stat(parent).catch(() => undefined)]);
+    const [t, p] = await Promise.all([fsp.stat(template).catch(() => undefined), fsp.stat(path.dirname(dir)).catch(() => undefined)]);
     if (t && p && t.dev === p.dev) {
-      await copySkeleton(template, path.join(dir, '.git'));
-      return;
+      if (await isTemplate(template)) {
+        await copySkeleton(template, path.join(dir, '.git'));
+        return;
+      }
+      logger.warn(`${template}: not an empty repository made by git init (damaged?); removed, made again`);
+      await fsp.rm(template, { recursive: true, force: true }).catch((e) => logger.warn(`${template}: cannot remove: ${(e as Error).message}`));
     }
   }
   await git(['init', '--quiet', '--template=', '--initial-branch=main', dir], { signal, subject: dir, env: PINNED_FORMATS });
   if (template) await keepTemplate(path.join(dir, '.git'), template);
+}
+
+/**
+ * Whether `template` looks as `git init --template= --initial-branch=main` leaves a repository:
+ * `HEAD` naming `refs/heads/main`, a `config` with a `[core]` section, `objects/pack/` and
+ * `refs/heads/` folders, and no object or branch yet.
+ */
+async function isTemplate(template: string): Promise<boolean> {
+  const read = (f: string) => fsp.readFile(path.join(template, f), 'utf8').catch(() => undefined);
+  const list = (f: string) => fsp.readdir(path.join(template, f)).catch(() => undefined);
+  const [head, config, packs, heads, objects] = await Promise.all([read('HEAD'), read('config'), list('objects/pack'), list('refs/heads'), list('objects')]);
+  return head === 'ref: refs/heads/main\n' && /^\s*\[core\]/m.test(config ?? '') && packs?.length === 0 && heads?.length === 0
+    && objects !== undefined && objects.every((o) => o === 'info' || o === 'pack');
 }
 
 /**

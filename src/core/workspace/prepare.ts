@@ -63,7 +63,8 @@ export interface PrepareOptions {
  * On failure or cancel, everything this call created in `outDir` is removed; the cache keeps
  * what it fetched.
  *
- * @throws ExpBenchError `BAD_INPUT` (outDir not empty, bad task path), `SOURCE_UNAVAILABLE`
+ * @throws ExpBenchError `BAD_INPUT` (outDir not empty or not creatable, bad task path, a SHA-256
+ *   source), `SOURCE_UNAVAILABLE`
  *   (clone/fetch failed: URL + git's stderr; missing object: id + path), `MASKED_PATH_MISSING`
  *   (every missing path listed), `GIT_FAILED`, `CANCELLED`.
  */
@@ -109,6 +110,10 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     drafted.catch(() => undefined);
     const { pristine, flat } = await listed;
     check();
+    if (pristine.commit.length === 64) {
+      throw new ExpBenchError('BAD_INPUT', source.location,
+        'is a SHA-256 repository; task workspaces are SHA-1 repositories (as GitHub and every EXP-Bench paper repository): use a SHA-1 clone of it');
+    }
     const { kept, masked } = applyMask(o.task.id, pristine.commit, flat.files, rules, flat.submodules.filter((s) => !s.repo).map((s) => s.path));
     progress('mask', `masking ${masked.length} file(s), keeping ${kept.length}`);
     progress('workspace', 'writing the workspace');
@@ -218,7 +223,10 @@ async function claimOutDir(outDir: string): Promise<boolean> {
     await fsp.rm(layout.workspace, { recursive: true, force: true });
     await fsp.rm(layout.private, { recursive: true, force: true });
   }
-  return (await fsp.mkdir(outDir, { recursive: true })) !== undefined;
+  const made = await fsp.mkdir(outDir, { recursive: true }).catch((e: NodeJS.ErrnoException) => {
+    throw new ExpBenchError('BAD_INPUT', outDir, `cannot create the session folder: ${e.message}`, { cause: e });
+  });
+  return made !== undefined;
 }
 
 /** Relative submodule URLs resolve against the clone's `origin` URL when it has one (as git does), else its folder. */

@@ -65,11 +65,10 @@ export async function probeSource(source: string): Promise<ProbedSource> {
  * whose config says `bare = true`; the config has no `core.worktree` and no `[extensions]`
  * (reftable, SHA-256); and `HEAD` is a commit id or names a branch whose loose ref file, or
  * `packed-refs` line, holds one (a loose ref wins over a packed one, as in git;
- * gitrepository-layout(5)). Anything else, or `GIT_DIR`/`GIT_WORK_TREE` in the environment,
- * returns undefined: git is asked.
+ * gitrepository-layout(5)). Anything else returns undefined: git is asked (without `GIT_DIR` and
+ * the like from the environment, as every git call here: `LOCAL_REPO_ENV` in git.ts).
  */
 function readTopHead(dir: string): { isTop: true; head: string } | undefined {
-  if (process.env.GIT_DIR || process.env.GIT_WORK_TREE) return undefined;
   // Synchronous: a few small reads of local files, 0.1–0.2 ms in all, where each round trip
   // through the thread pool took 0.5–1 ms while the preparation starts its first processes.
   const dotGit = path.join(dir, '.git');
