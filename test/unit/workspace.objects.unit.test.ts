@@ -116,6 +116,9 @@ describe('workspace: git objects written in-process, checked by git', function (
     assert.deepEqual(await probeSource(bare), { source: { kind: 'clone', location: await fsp.realpath(bare) }, head: c2 });
     await sh(bare, 'pack-refs', '--all');
     assert.equal((await probeSource(bare)).head, c2);
+    await fsp.rm(path.join(bare, 'config'));
+    assert.equal(await sh(bare, 'rev-parse', '--is-bare-repository'), 'true', 'git still takes it as a bare repository');
+    assert.deepEqual(await probeSource(bare), { source: { kind: 'clone', location: await fsp.realpath(bare) }, head: c2 }, 'bare, no config');
     const elsewhere = path.join(root, 'heads-worktree');
     await fsp.mkdir(elsewhere);
     await sh(repo, 'config', 'core.worktree', elsewhere);

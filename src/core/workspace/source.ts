@@ -62,8 +62,8 @@ export async function probeSource(source: string): Promise<ProbedSource> {
  * The common cases of {@link repositoryTop} read from the files, without starting git (that
  * costs 3–4 ms of a 25–35 ms preparation, measured): `dir/.git` is a folder whose config has
  * no `core.bare` other than false, or `dir` itself is a repository (`HEAD`, `objects/`, `refs/`)
- * whose config says `bare = true`; the config has no `core.worktree` and no `[extensions]`
- * (reftable, SHA-256); and `HEAD` is a commit id or names a branch whose loose ref file, or
+ * whose config says `bare = true` or that has no config; the config has no `core.worktree` and
+ * no `[extensions]` (reftable, SHA-256); and `HEAD` is a commit id or names a branch whose loose ref file, or
  * `packed-refs` line, holds one (a loose ref wins over a packed one, as in git;
  * gitrepository-layout(5)). Anything else returns undefined: git is asked (without `GIT_DIR` and
  * the like from the environment, as every git call here: `LOCAL_REPO_ENV` in git.ts).
@@ -80,10 +80,14 @@ function readTopHead(dir: string): { isTop: true; head: string } | undefined {
   const isDir = (f: string) => fs.statSync(path.join(gitDir, f), { throwIfNoEntry: false })?.isDirectory() ?? false;
   const headFile = read('HEAD');
   const config = read('config');
-  if (headFile === undefined || config === undefined || !isDir('objects') || !isDir('refs')) return undefined;
-  if (/^\s*worktree\s*=|^\s*\[\s*extensions\b/im.test(config)) return undefined;
-  const saysBare = /^\s*bare\s*=\s*true\s*$/im.test(config);
-  if (bare ? !saysBare : /^\s*bare\s*=(?!\s*false\s*$)/im.test(config)) return undefined;
+  // A bare repository may have no config at all (a snapshot of HEAD, objects, refs): git takes it
+  // as a bare repository too.
+  if (headFile === undefined || (config === undefined && !bare) || !isDir('objects') || !isDir('refs')) return undefined;
+  if (config !== undefined) {
+    if (/^\s*worktree\s*=|^\s*\[\s*extensions\b/im.test(config)) return undefined;
+    const saysBare = /^\s*bare\s*=\s*true\s*$/im.test(config);
+    if (bare ? !saysBare : /^\s*bare\s*=(?!\s*false\s*$)/im.test(config)) return undefined;
+  }
   const id = /^([0-9a-f]{40})\n?$/;
   const detached = id.exec(headFile);
   if (detached) return { isTop: true, head: detached[1] };
