@@ -51,25 +51,21 @@ export async function buildWorkspaceRepo(
 ): Promise<BuiltWorkspace> {
   // The trees and the commit are computed while `git init` may still run.
   const { root, trees: made } = buildTrees(files, trees);
-  const commit = gitObject('commit', commitBody(root, TASK_IDENT, TASK_START), root.length === 64 ? 64 : 40);
+  const commit = gitObject('commit', commitBody(root, TASK_IDENT, TASK_START));
   const gitDir = path.join(dir, '.git');
   const packDir = path.join(gitDir, 'objects', 'pack');
-  const byRepo = new Map<string, Set<string>>();
-  for (const o of [...files, ...trees]) {
-    let set = byRepo.get(o.repo);
-    if (!set) byRepo.set(o.repo, (set = new Set()));
-    set.add(o.sha);
-  }
-  const repos = [...byRepo.keys()];
+  const copied = [...files, ...trees];
+  const repos = [...new Set(copied.map((o) => o.repo))];
+  /** The cache repository that should hold the object a git error names as missing. */
   const inRepoOf = (e: unknown) => {
     const sha = isExpBenchError(e) ? missingObjectIn(e.message) : undefined;
-    return repos.find((r) => sha && byRepo.get(r)!.has(sha)) ?? dir;
+    return copied.find((o) => sha && o.sha === sha)?.repo ?? dir;
   };
   // One pack for every cache repository, written by git in the workspace (its temporary files
   // too: a cache on another file system, or a cancel, leaves nothing in the cache), reading
   // the objects through the same alternates as the checkout.
   const packAll = () => git(['-c', 'pack.compression=0', 'pack-objects', '--quiet', '--window=0', path.join(packDir, 'pack')], {
-    cwd: dir, input: [...new Set([...files, ...trees].map((o) => o.sha))].join('\n') + '\n', signal, subject: dir,
+    cwd: dir, input: [...new Set(copied.map((o) => o.sha))].join('\n') + '\n', signal, subject: dir,
     env: { GIT_ALTERNATE_OBJECT_DIRECTORIES: alternates(repos) },
   }).catch((e) => { throw missingObjectError(e, files, inRepoOf(e)); });
   await (initialized ?? initWorkspaceRepo(dir, signal));
@@ -99,7 +95,7 @@ export async function buildWorkspaceRepo(
   const branched = written.then(() => writeRef(gitDir, 'refs/heads/main', commit.id));
   // Every object of the workspace is written once the pack and the loose objects are (the
   // branch and the checkout write none): the leak check lists the whole store then.
-  const leaks = Promise.all([packed, written]).then(() => objectsAmong(dir, forbidden, root.length === 64 ? 64 : 40));
+  const leaks = Promise.all([packed, written]).then(() => objectsAmong(dir, forbidden));
   const [, , , , leaked] = await allSettledOrThrow([packed, written, branched, checkedOut, leaks] as const);
   return { commit: commit.id, tree: root, leaks: leaked };
 }
@@ -145,10 +141,10 @@ export async function addExcludes(dir: string, patterns: string[]): Promise<void
  * among `blobs`: read directly ({@link listObjectStore}), or, when the store holds anything that
  * reader does not cover, with `git cat-file --batch-all-objects` (alternates included).
  */
-export async function objectsAmong(dir: string, blobs: Iterable<string>, hexLength: 40 | 64 = 40): Promise<string[]> {
+export async function objectsAmong(dir: string, blobs: Iterable<string>): Promise<string[]> {
   const want = new Set(blobs);
   if (want.size === 0) return [];
-  const listed = await listObjectStore(path.join(dir, '.git'), hexLength)
+  const listed = await listObjectStore(path.join(dir, '.git'))
     ?? (await git(['cat-file', '--batch-all-objects', '--batch-check=%(objectname)'], { cwd: dir })).text.split('\n');
   return listed.filter((s) => want.has(s));
 }

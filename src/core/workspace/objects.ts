@@ -7,8 +7,9 @@ import { deflateSync } from 'node:zlib';
 /**
  * Git objects written by the workspace builder itself: the few tree objects a mask changes, the
  * "task start" commit and the branch. Format: git's loose objects (`<type> <size>\0<body>`,
- * zlib-deflated, named by the SHA-1 or SHA-256 of the uncompressed bytes; Documentation/
- * gitformat-*.txt and `git hash-object`); trees are checked against `git mktree` and
+ * zlib-deflated, named by the SHA-1 of the uncompressed bytes; Documentation/gitformat-*.txt and
+ * `git hash-object`). SHA-1 only: the workspace is always a SHA-1 repository (init.ts pins the
+ * format, prepare.ts refuses SHA-256 sources); trees are checked against `git mktree` and
  * `git fsck --strict` in test/unit/workspace.objects.unit.test.ts.
  *
  * Why not a library: isomorphic-git 1.44 does the same (writeTree/writeCommit/writeRef), but adds
@@ -25,10 +26,10 @@ export interface ReusedTree { sha: string; path: string }
 /** A loose object to write: its id and its uncompressed bytes (header included). */
 export interface LooseObject { id: string; raw: Buffer }
 
-/** Header + body of a git object, and its id (SHA-1 for 40-digit repositories, SHA-256 for 64). */
-export function gitObject(type: 'blob' | 'tree' | 'commit', body: Buffer, idLength: 40 | 64 = 40): LooseObject {
+/** Header + body of a git object, and its id (SHA-1). */
+export function gitObject(type: 'blob' | 'tree' | 'commit', body: Buffer): LooseObject {
   const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
-  const id = createHash(idLength === 64 ? 'sha256' : 'sha1').update(raw).digest('hex');
+  const id = createHash('sha1').update(raw).digest('hex');
   return { id, raw };
 }
 
@@ -64,7 +65,6 @@ export function buildTrees(files: FileEntry[], reused: ReusedTree[]): { root: st
   for (const t of [...reused].sort((a, b) => a.path.length - b.path.length)) place(t.path, { kind: 'reused', sha: t.sha });
   for (const f of files) place(f.path, { kind: 'file', mode: f.mode, sha: f.sha });
 
-  const idLength = (files[0]?.sha.length ?? reused[0]?.sha.length ?? 40) === 64 ? 64 : 40;
   const trees: LooseObject[] = [];
   const write = (dir: Extract<Node, { kind: 'dir' }>): string => {
     const entries = [...dir.children].map(([name, n]) => {
@@ -74,7 +74,7 @@ export function buildTrees(files: FileEntry[], reused: ReusedTree[]): { root: st
     });
     entries.sort((a, b) => Buffer.compare(a.key, b.key));
     const body = Buffer.concat(entries.flatMap((e) => [e.head, Buffer.from(e.sha, 'hex')]));
-    const obj = gitObject('tree', body, idLength);
+    const obj = gitObject('tree', body);
     trees.push(obj);
     return obj.id;
   };
@@ -123,15 +123,15 @@ export async function writeRef(gitDir: string, ref: string, id: string): Promise
 }
 
 /**
- * Every object id (`hexLength` hex digits) in the object store of `gitDir` (loose objects, and the names in each pack's
- * version-2 `.idx`: magic `\377tOc`, version, 256-entry fan-out, sorted ids; Documentation/
+ * Every object id in the (SHA-1) object store of `gitDir` (loose objects, and the names in each
+ * pack's version-2 `.idx`: magic `\377tOc`, version, 256-entry fan-out, sorted ids; Documentation/
  * gitformat-pack.txt), read without starting git; git's unfinished temporary files are not
  * objects (git skips them too). Returns `undefined` when the store holds anything this reader does
  * not cover (alternates, a version-1 index, an unknown file), so the caller can ask git instead.
  *
  * @throws the file system's error other than ENOENT.
  */
-export async function listObjectStore(gitDir: string, hexLength: 40 | 64 = 40): Promise<string[] | undefined> {
+export async function listObjectStore(gitDir: string): Promise<string[] | undefined> {
   const objects = path.join(gitDir, 'objects');
   const ids: string[] = [];
   const entries = await fsp.readdir(objects, { withFileTypes: true });
@@ -139,7 +139,7 @@ export async function listObjectStore(gitDir: string, hexLength: 40 | 64 = 40): 
   await Promise.all(entries.map(async (e) => {
     if (e.isDirectory() && /^[0-9a-f]{2}$/.test(e.name)) {
       for (const f of await fsp.readdir(path.join(objects, e.name))) {
-        if (f.length === hexLength - 2 && /^[0-9a-f]+$/.test(f)) ids.push(e.name + f);
+        if (/^[0-9a-f]{38}$/.test(f)) ids.push(e.name + f);
         else if (!f.startsWith('tmp_obj_')) unknown = true; // git's unfinished writes: not objects yet
       }
     } else if (e.isDirectory() && e.name === 'info') {
@@ -148,7 +148,7 @@ export async function listObjectStore(gitDir: string, hexLength: 40 | 64 = 40): 
     } else if (e.isDirectory() && e.name === 'pack') {
       for (const f of await fsp.readdir(path.join(objects, 'pack'))) {
         if (f.endsWith('.idx')) {
-          const names = packIndexNames(await fsp.readFile(path.join(objects, 'pack', f)), hexLength);
+          const names = packIndexNames(await fsp.readFile(path.join(objects, 'pack', f)));
           if (!names) unknown = true;
           else ids.push(...names);
         } else if (!/\.(pack|rev|bitmap|keep|mtimes|promisor)$|^multi-pack-index|^tmp_(pack|idx)_/.test(f)) {
@@ -162,10 +162,10 @@ export async function listObjectStore(gitDir: string, hexLength: 40 | 64 = 40): 
   return unknown ? undefined : ids;
 }
 
-/** The object ids of a version-2 pack index whose ids are `hexLength` hex digits, or undefined for any other index. */
-function packIndexNames(idx: Buffer, hexLength: 40 | 64): string[] | undefined {
+/** The object ids of a version-2 SHA-1 pack index, or undefined for any other index. */
+function packIndexNames(idx: Buffer): string[] | undefined {
   if (idx.length < 8 + 1024 || idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2) return undefined;
-  const len = hexLength / 2;
+  const len = 20;
   const count = idx.readUInt32BE(8 + 255 * 4);
   // v2 layout: header, fan-out, ids, CRC32s and 32-bit offsets (4 bytes each), 64-bit offsets (8), two checksums.
   const fixed = 8 + 1024 + count * (len + 8) + 2 * len;

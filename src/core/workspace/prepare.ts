@@ -95,16 +95,12 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     // The draft, `git init` of the workspace and reading the source (which writes only to the
     // cache) run at once; errors surface where they are awaited. A crash before the draft is
     // on disk leaves a folder without manifest, refused as not empty: never taken as complete.
-    // The draft is awaited before the manifest replaces it.
-    // `git init` starts once the listing's git process has (or the reading failed): starting a
-    // process holds Node's event loop 1–1.5 ms (measured), and the listing comes first on the
-    // way to the workspace, which also needs the init.
-    let startInit!: () => void;
-    const listingStarted = new Promise<void>((resolve) => { startInit = resolve; });
-    listed = readSource(o, probed.head, source, cacheDir, rules, progress, () => startInit());
+    // The draft is awaited before the manifest replaces it. Called in this order, the listing's
+    // git process starts first (the init's first step is a file check), then the init's copy or
+    // its git process: each process start holds Node's event loop 1–3 ms (measured).
+    listed = readSource(o, probed.head, source, cacheDir, rules, progress);
     listed.catch(() => undefined);
-    initialized = Promise.race([listingStarted, listed.then(() => undefined, () => undefined)])
-      .then(() => initWorkspaceRepo(layout.workspace, o.signal, cacheDir));
+    initialized = initWorkspaceRepo(layout.workspace, o.signal, cacheDir);
     initialized.catch(() => undefined);
     drafted = writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
     drafted.catch(() => undefined);
@@ -173,11 +169,10 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
  * The pristine cache repository with the commit to pin, and its flattened tree. A full SHA
  * already in the cache needs no look-up: listing its tree checks it (`<sha>^{commit}`); when
  * that fails, the commit is looked up (fetched from the source when absent) and listed again.
- * `onListing` is called each time a listing's first git process has started.
  */
 async function readSource(
   o: PrepareOptions, sourceHead: string | undefined, source: ClassifiedSource, cacheDir: string, rules: MaskRule[],
-  progress: (step: PrepareStep, message: string) => void, onListing: () => void,
+  progress: (step: PrepareStep, message: string) => void,
 ): Promise<{ pristine: Pristine; flat: FlatTree }> {
   const pristineOptions = {
     source, commit: o.commit, sourceHead, cacheDir, signal: o.signal, onProgress: (m: string) => progress('source', m),
@@ -185,14 +180,12 @@ async function readSource(
   let pristine = await ensurePristine({ ...pristineOptions, lookUp: false });
   const list = () => {
     progress('tree', `listing ${pristine.commit.slice(0, 12)}`);
-    const listing = flattenTree({
+    return flattenTree({
       repo: pristine.repo, commit: pristine.commit, cacheDir, signal: o.signal,
       location: () => submoduleBase(source.kind, source.location),
       skipSubmodule: (p) => rules.some((r) => covers(r.path, p)),
       onProgress: (m) => progress('tree', m),
     });
-    onListing(); // flattenTree has started its first git process (synchronously, before its first await)
-    return listing;
   };
   try {
     return { pristine, flat: await list() };
