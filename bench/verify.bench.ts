@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_IMAGE, ensureImage } from '../src/core/sandbox/images';
 import { connectDocker, ensureEngine } from '../src/core/sandbox/connection';
-import { SessionLayout } from '../src/core/session/layout';
+import { SessionLayout } from '../src/core/layout';
 import { findTask, loadDatasets } from '../src/core/tasks/loader';
 import { runVerification } from '../src/core/verify';
 import { prepareSession } from '../src/core/workspace/prepare';

@@ -7,7 +7,7 @@ import { log } from '../core/log';
 import { DEFAULT_IMAGE } from '../core/sandbox/images';
 import { startExec, type ExecSession } from '../core/sandbox/exec';
 import { WORKSPACE_MOUNT } from '../core/sandbox/work';
-import { SessionLayout } from '../core/session/layout';
+import { SessionLayout } from '../core/layout';
 import { readManifest } from '../core/workspace/manifest';
 import type { CommandSpec } from './commands';
 import type { ActiveSession } from './session/activateSession';

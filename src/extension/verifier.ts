@@ -2,8 +2,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isExpBenchError } from '../core/errors';
 import { log } from '../core/log';
-import type { EventLog } from '../core/session/events';
-import { SessionLayout } from '../core/session/layout';
+import type { EventSink } from '../core/session/events';
+import { SessionLayout } from '../core/layout';
 import { registerCommands, type CommandRegistrar } from './commands';
 import {
   collectOrReattach, latestRecordPath, LogLine, readRecord, runVerification, summary, VerificationRecord, VerifyLimits, VerifyMode,
@@ -19,7 +19,7 @@ export interface VerifierDeps {
   /** Root of this window's session folder, or undefined when the window is not on a session. */
   sessionRoot(): Promise<string | undefined>;
   /** The session's event log, so that `verify.finished` is recorded (optional). */
-  events?(): Promise<EventLog | undefined>;
+  events?(): Promise<EventSink | undefined>;
   /** Called with every final record (the brief refreshes its results from it). */
   onRecord?(record: VerificationRecord): void;
   /** Registers the verifier's command; default {@link registerCommands} (directly with VS Code). */

@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
-import { judgeSession } from '../core/judge/session';
+import { judgeSession } from '../core/flows/judge';
+import { SessionService } from '../core/flows/sessionService';
 import { log } from '../core/log';
-import { verifyStep } from '../core/verify';
+import { verifyStep } from '../core/flows/verify';
 import { makePatch } from '../core/workspace/patch';
 import { BriefSerializer } from './brief/briefPanel';
 import type { CommandRegistrar } from './commands';
@@ -31,6 +32,8 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   const started = performance.now();
   const channel = createLogChannel();
   const store = new TaskStore();
+  const sessions = new SessionService();
+  context.subscriptions.push({ dispose: () => void sessions.dispose() });
   const tree = new TaskTreeProvider(store);
   const hooks: SubmitHooks = {
     verify: () => (vscode.workspace.getConfiguration('expbench.verify').get<boolean>('onSubmit', true) ? verifyStep({
@@ -47,7 +50,7 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
     loadResults: resultRows,
     afterSubmit: async () => { await vscode.commands.executeCommand('expbench.refreshGaps'); }, // registered below (gaps)
   };
-  const session: Promise<ActiveSession | undefined> = openWindowSession(context, store, hooks)
+  const session: Promise<ActiveSession | undefined> = openWindowSession(context, sessions, store, hooks)
     .catch((e) => { logger.error(e as Error); return undefined; });
   const { gaps, commands: gapsCommands } = activateGaps(context, {
     endpoint: () => judgeEndpoint(context.secrets),

@@ -12,7 +12,7 @@ import type { Frame } from 'playwright-core';
 import { removeWorkContainer } from '../../src/core/sandbox/work';
 import { workingMs } from '../../src/core/session/clock';
 import { readEvents, type SessionEvent } from '../../src/core/session/events';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { readState } from '../../src/core/session/store';
 import { requireDocker } from '../harness/docker';
 import { getWorkbench } from '../harness/e2e-context';

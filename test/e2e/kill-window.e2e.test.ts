@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { BrowserContext, Frame } from 'playwright-core';
 import { mulberry32 } from '../../src/core/metrics/bootstrap';
 import { HEARTBEAT_MS } from '../../src/core/session/clock';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { readState } from '../../src/core/session/store';
 import { getWorkbench } from '../harness/e2e-context';
 import { repoRoot, testResultsDir } from '../harness/paths';

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { connectDocker } from '../../src/core/sandbox/connection';
 import { listProjectContainers, removeWorkContainer } from '../../src/core/sandbox';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { requireDocker } from '../harness/docker';
 import { getWorkbench } from '../harness/e2e-context';
 import { repoRoot, testResultsDir } from '../harness/paths';

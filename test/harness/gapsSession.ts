@@ -1,11 +1,11 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { judgeStep } from '../../src/core/judge/session';
+import { judgeStep } from '../../src/core/flows/judge';
 import type { JudgeRecord } from '../../src/core/judge/types';
 import { bundledDatasetDir } from '../../src/core/paths';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { writeSessionMarker } from '../../src/core/session/marker';
-import { submit } from '../../src/core/session/submit';
+import { submitAndScore } from '../../src/core/flows/submit';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
 import type { Task } from '../../src/core/tasks/types';
 import { prepareSession } from '../../src/core/workspace/prepare';
@@ -61,7 +61,7 @@ export async function makeJudgedSampleSession(root: string, cacheDir: string): P
   await fsp.writeFile(metrics, text.replace(anchor, BRIER + anchor));
   await fsp.writeFile(layout.script, '#!/usr/bin/env bash\nset -euo pipefail\ncd "$(dirname "$0")"\npython3 experiments/calibrate.py\n');
   const answers = JSON.parse(await fsp.readFile(path.join(bundledDatasetDir(), '..', 'solutions', 'toy-calibration', 'answers.json'), 'utf8'));
-  const r = await submit(layout, answers, { judge: judgeStep({ task }) });
+  const r = await submitAndScore(layout, answers, { judge: judgeStep({ task }) });
   if (r.judge?.error) throw new Error(`judge failed: ${r.judge.error}`);
   const record = JSON.parse(await fsp.readFile(path.join(layout.judge, 'latest.json'), 'utf8')) as JudgeRecord;
   return { root, layout, task, record };

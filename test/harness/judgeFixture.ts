@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
 import type { Task } from '../../src/core/tasks/types';
 import { prepareSession } from '../../src/core/workspace/prepare';

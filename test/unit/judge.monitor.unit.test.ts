@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { readLogLines, scanLog } from '../../src/core/judge/monitor';
-import { judgeSession } from '../../src/core/judge/session';
+import { judgeSession } from '../../src/core/flows/judge';
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { makeJudgeFixture, scriptedModel, type JudgeFixture } from '../harness/judgeFixture';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import { endpointFromEnv } from '../../src/cli/commands/judge';
-import { judgeSession } from '../../src/core/judge/session';
+import { judgeSession } from '../../src/core/flows/judge';
 import { JudgeRecord } from '../../src/core/judge/types';
 import { makeJudgeFixture } from '../harness/judgeFixture';
 

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { removeWorkContainer } from '../../src/core/sandbox';
 import { readEvents } from '../../src/core/session/events';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { Session } from '../../src/core/session/session';
 import { readState } from '../../src/core/session/store';
 import { requireDocker } from '../harness/docker';

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
 import { clockStatus, formatWorking, workingMs } from '../../src/core/session/clock';
 import { readEvents } from '../../src/core/session/events';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { Session } from '../../src/core/session/session';
 import { readState } from '../../src/core/session/store';
 import { giveUp } from '../../src/core/session/submit';

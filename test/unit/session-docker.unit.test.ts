@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { DEFAULT_IMAGE, ensureWorkContainer, removeWorkContainer } from '../../src/core/sandbox';
-import { claimsStatus } from '../../src/core/session/claims';
+import { claimsStatus } from '../../src/core/verify/sessionClaims';
 import { readEvents } from '../../src/core/session/events';
 import { containerExec, runScript } from '../../src/core/session/runs';
 import { Session } from '../../src/core/session/session';

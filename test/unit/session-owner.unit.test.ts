@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
 import { readEvents } from '../../src/core/session/events';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { Session } from '../../src/core/session/session';
 import { readState } from '../../src/core/session/store';
 

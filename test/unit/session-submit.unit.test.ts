@@ -3,16 +3,17 @@ import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
-import { claimsStatus } from '../../src/core/session/claims';
+import { claimsStatus } from '../../src/core/verify/sessionClaims';
 import { designFromHarnessLines, designToHarnessLines } from '../../src/core/session/design';
 import { readEvents } from '../../src/core/session/events';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { WorkspaceRecorder } from '../../src/core/session/recorder';
 import { runScript, ScriptExec } from '../../src/core/session/runs';
 import { Session } from '../../src/core/session/session';
 import type { DesignDraft } from '../../src/core/session/state';
 import { readState } from '../../src/core/session/store';
 import { submit } from '../../src/core/session/submit';
+import { submitAndScore } from '../../src/core/flows/submit';
 import { makeSessionFolder } from './session-fixtures';
 
 /** Runs the command as a real local process in the workspace (stands in for the work container's /workspace). */
@@ -58,7 +59,7 @@ describe('session submit, give-up, runs, claims and recording', () => {
     await fsp.writeFile(layout.script, '#!/bin/bash\npython3 train.py\n');
     t += 42 * 60_000;
     const calls: string[] = [];
-    const r = await submit(s, { design: DESIGN, conclusion: 'Accuracy reaches 93.1%.' }, {
+    const r = await submitAndScore(s, { design: DESIGN, conclusion: 'Accuracy reaches 93.1%.' }, {
       verify: async (l) => { calls.push(`verify ${l.root}`); assert.ok((await readState(l.state))?.submitted, 'verify runs after the state is frozen'); return { ok: true, summary: 'E = true', record: 'private/verify/latest.json' }; },
       judge: async () => { calls.push('judge'); throw new Error('endpoint unreachable'); },
     });

@@ -14,7 +14,7 @@ import type Docker from 'dockerode';
 import { isExpBenchError } from '../../src/core/errors';
 import { createContainer, listProjectContainers, removeContainer } from '../../src/core/sandbox/containers';
 import { engineAddress } from '../../src/core/sandbox/connection';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { collectOrReattach, latestRecordPath, readRecord, runVerification, saveRecord, VerificationRecord } from '../../src/core/verify';
 import { cutMarker } from '../../src/core/verify/logs';
 import { assertNoContainers, inCI, requireDocker } from '../harness/docker';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { applyToCheckout, checkoutTaskStart, makePatch, taskStartCommit } from '../../src/core/workspace/patch';
 import { prepareSession } from '../../src/core/workspace/prepare';
 import { binaryBytes, buildPaperRepo, PaperFixture, sh, tmpDir, writeFiles } from '../fixtures/repos/build';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { INIT_TEMPLATE } from '../../src/core/workspace/init';
 import { readManifest } from '../../src/core/workspace/manifest';
 import { MaskedPathMissingError } from '../../src/core/workspace/mask';

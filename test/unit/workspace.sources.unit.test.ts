@@ -3,7 +3,7 @@ import { promises as fsp } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
-import { git } from '../../src/core/workspace/git';
+import { git } from '../../src/core/git';
 import { applyMask, maskRules } from '../../src/core/workspace/mask';
 import { prepareSession } from '../../src/core/workspace/prepare';
 import { cacheName, classifySource, normaliseSource, probeSource, resolveSubmoduleUrl } from '../../src/core/workspace/source';

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type Docker from 'dockerode';
 import { listProjectContainers, removeWorkContainer } from '../../src/core/sandbox';
-import { SessionLayout } from '../../src/core/session/layout';
+import { SessionLayout } from '../../src/core/layout';
 import { readManifest } from '../../src/core/workspace/manifest';
 import type { ContainerTerminalHandle } from '../../src/extension/containerTerminal';
 import { api } from './extensionApi';

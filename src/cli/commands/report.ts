@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { collectOutcomes } from '../../core/metrics/collect';
+import { collectOutcomes } from '../../core/interop/collect';
 import { policyByName } from '../../core/metrics/policies';
 import { buildTable, formatTable } from '../../core/metrics/table';
 import { printJson } from '../output';

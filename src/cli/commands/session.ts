@@ -4,14 +4,15 @@ import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
 import { clockStatus, formatWorking, workingMs } from '../../core/session/clock';
 import { readEvents, SessionEvent } from '../../core/session/events';
-import { SessionLayout } from '../../core/session/layout';
+import { SessionLayout } from '../../core/layout';
 import type { SessionState } from '../../core/session/state';
 import { readState } from '../../core/session/store';
-import { giveUp, submit, SubmitAnswers, SubmitOptions } from '../../core/session/submit';
+import { giveUp, SubmitAnswers } from '../../core/session/submit';
+import { submitAndScore, type SubmitFlowOptions } from '../../core/flows/submit';
 import { readTaskSnapshot } from '../../core/session/marker';
-import { judgeStep } from '../../core/judge/session';
+import { judgeStep } from '../../core/flows/judge';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
-import { verifyStep } from '../../core/verify';
+import { verifyStep } from '../../core/flows/verify';
 import { readManifest } from '../../core/workspace/manifest';
 import { datasetDirs } from '../datasets';
 import { endpointFromEnv } from './judge';
@@ -50,7 +51,7 @@ export function register(program: Command): void {
       const layout = await sessionLayout(dir);
       const answers = await readAnswers(opts.answers);
       const steps = await submitSteps(layout, { verify: opts.verify, judge: opts.judge });
-      const r = await submit(layout, answers as SubmitAnswers, { ...steps, answersSource: opts.answers });
+      const r = await submitAndScore(layout, answers as SubmitAnswers, { ...steps, answersSource: opts.answers });
       if (opts.json) printJson(r);
       else {
         console.log(`submitted ${layout.root} after ${formatWorking(r.workingMs)} of working time`);
@@ -138,15 +139,15 @@ function eventDetail(e: SessionEvent): string {
 }
 
 /**
- * The verify and judge steps the CLI passes to `submit` (src/core/verify `verifyStep`, clean mode
- * with default limits; src/core/judge `judgeStep`, the LLM judge when the environment configures an
+ * The verify and judge steps the CLI passes to `submitAndScore` (src/core/flows `verifyStep`, clean mode
+ * with default limits; src/core/flows `judgeStep`, the LLM judge when the environment configures an
  * endpoint, see `endpointFromEnv`, else the heuristic pre-judge). The judge needs the session's task:
  * its snapshot `private/task.json`, else the manifest's task id looked up in the datasets
  * ($EXPBENCH_DATASETS and the bundled sample). Resolved before submitting, so a missing task stops
  * the submission instead of losing the judge step.
  */
-async function submitSteps(layout: SessionLayout, want: { verify: boolean; judge: boolean }): Promise<Pick<SubmitOptions, 'verify' | 'judge'>> {
-  const steps: Pick<SubmitOptions, 'verify' | 'judge'> = {};
+async function submitSteps(layout: SessionLayout, want: { verify: boolean; judge: boolean }): Promise<Pick<SubmitFlowOptions, 'verify' | 'judge'>> {
+  const steps: Pick<SubmitFlowOptions, 'verify' | 'judge'> = {};
   if (want.verify) steps.verify = verifyStep();
   if (want.judge) {
     let task = await readTaskSnapshot(layout.root);

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { ExpBenchError } from '../../core/errors';
 import { EventLog } from '../../core/session/events';
-import { SessionLayout } from '../../core/session/layout';
+import { SessionLayout } from '../../core/layout';
 import { collectOrReattach, LogLine, runVerification, summary, VerificationRecord, VerifyLimits } from '../../core/verify';
 import { printJson } from '../output';
 

@@ -1,8 +1,8 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { JudgeRecord } from '../judge/types';
-import type { SessionLayout } from '../session/layout';
-import { HARNESS_FILES } from '../session/submit';
+import type { SessionLayout } from '../layout';
+import { HARNESS_FILES } from '../layout';
 import { writeJsonAtomic } from '../util/fs';
 
 /**

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { callerEnv, git } from '../workspace/git';
+import { callerEnv, git } from '../git';
 
 /**
  * Read access to the pinned pristine checkout of a task's repository (the unmasked repository at

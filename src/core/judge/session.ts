@@ -3,13 +3,11 @@ import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { HarnessAnswersSchema, type HarnessAnswers } from '../session/answers';
-import { SessionLayout } from '../session/layout';
-import { HARNESS_FILES, type StepFn } from '../session/submit';
+import { HARNESS_FILES, SessionLayout } from '../layout';
 import type { Task } from '../tasks/types';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
 import { allSettledOrThrow } from '../util/promises';
 import { readManifest } from '../workspace/manifest';
-import { writeHarnessJudge } from '../interop/harnessOut';
 import { JudgeCache } from './cache';
 import type { JudgeInput, JudgeOptions } from './common';
 import { judgeHeuristic } from './heuristic';
@@ -44,20 +42,20 @@ export interface JudgeSessionResult {
   record: JudgeRecord;
   /** Absolute path of `private/judge/latest.json`. */
   file: string;
-  /** Harness-format judge file written beside it (`private/harness/judge.json`, or `judge.heuristic.json`). */
-  harnessFile: string;
+  /** What the judge read: answers and patch (the harness-format judge file repeats them). */
+  input: JudgeInput;
 }
 
 /**
  * Judges one session: reads its manifest, answers, patch, verification record and event log,
  * runs the LLM judge (with `endpoint`) or the heuristic pre-judge (without), and writes
- * `private/judge/latest.json` (plus `private/judge/runs/<time>-<kind>.json`) and the harness-format
- * judge file in `private/harness/`.
+ * `private/judge/latest.json` (plus `private/judge/runs/<time>-<kind>.json`). The harness-format
+ * judge file is written by the flow around it (src/core/flows/judge.ts).
  *
  * @throws ExpBenchError SESSION_INVALID (no/bad manifest), BAD_INPUT (task id differs from the
  *   manifest's, answers.json not of the harness form, no patch), BUDGET_EXCEEDED, CANCELLED.
  */
-export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions): Promise<JudgeSessionResult> {
+export async function recordJudgement(sessionDir: string, opts: JudgeSessionOptions): Promise<JudgeSessionResult> {
   const layout = new SessionLayout(path.resolve(sessionDir));
   const input = await readJudgeInput(layout, opts);
   let record: JudgeRecord;
@@ -75,14 +73,13 @@ export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions
   JudgeRecord.parse(record);
   const file = path.join(layout.judge, 'latest.json');
   const stamp = record.createdAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  // Three independent files, each written atomically; their fsyncs overlap.
-  const [, , harnessFile] = await Promise.all([
+  // Two independent files, each written atomically; their fsyncs overlap.
+  await Promise.all([
     writeJsonAtomic(path.join(layout.judge, 'runs', `${stamp}-${record.kind}.json`), record),
     writeJsonAtomic(file, record),
-    writeHarnessJudge(layout, record, { answers: input.answers, patch: input.patch }),
   ]);
   logger.info(`${record.taskId}: ${record.kind} judgement written to ${file} (${record.ledger.totals.calls} calls, ${record.ledger.totals.cachedCalls} cached)`);
-  return { record, file, harnessFile };
+  return { record, file, input };
 }
 
 /** Reads `private/judge/latest.json`; undefined when absent. @throws BAD_INPUT when it is not a judge record. */
@@ -94,7 +91,7 @@ export async function readJudgeRecord(file: string): Promise<JudgeRecord | undef
   return r.data;
 }
 
-/** Assembles the judge's inputs from a session folder (see {@link judgeSession}). */
+/** Assembles the judge's inputs from a session folder (see {@link recordJudgement}). */
 export async function readJudgeInput(layout: SessionLayout, opts: JudgeSessionOptions): Promise<JudgeInput> {
   const manifest = await readManifest(layout.root);
   if (manifest.taskId !== opts.task.id) {
@@ -137,17 +134,6 @@ async function readAnswers(file: string): Promise<HarnessAnswers | undefined> {
   const r = HarnessAnswersSchema.safeParse(raw);
   if (!r.success) throw new ExpBenchError('BAD_INPUT', file, 'not of the harness form {"design": string | string[], "conclusion": string}');
   return r.data;
-}
-
-/**
- * The judge as a step for `submit` (src/core/session/submit.ts): judges the session and reports a
- * one-line summary such as `llm: design 5/7, implementation 9/14 met, conclusion correct`.
- */
-export function judgeStep(opts: Omit<JudgeSessionOptions, 'signal'>): StepFn {
-  return async (layout, signal) => {
-    const { record, file } = await judgeSession(layout.root, { ...opts, signal });
-    return { ok: record.harnessErrors.length === 0, summary: summarize(record), record: path.relative(layout.root, file).split(path.sep).join('/') };
-  };
 }
 
 /** One line for people: kind, design, implementation, conclusion, monitor, harness errors. */

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
-import { git } from '../workspace/git';
+import { git } from '../git';
 import { SOLVER_GID, SOLVER_UID } from './copy';
 
 const run = promisify(execFile);

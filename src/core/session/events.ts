@@ -58,13 +58,18 @@ type Distribute<E> = E extends unknown ? Omit<E, 'v' | 'at'> : never;
 /** An event as given to {@link EventLog.append}: without `v` and `at`, which the log adds. */
 export type NewSessionEvent = Distribute<SessionEvent>;
 
+/** Where events go: an {@link EventLog}, or a session service's handle (`SessionHandle.events`). */
+export interface EventSink {
+  append(event: NewSessionEvent): Promise<SessionEvent>;
+}
+
 /**
  * Appends events to a session's events.jsonl: `O_APPEND`, one `write` per line, `fsync` after
  * each, appends serialised within the process. A torn last line left by a crash is isolated (the
  * next event starts on a new line), so it never spoils a good event. With an `owner` (see owner.ts),
  * each append first checks that this process still owns the session; a superseded owner appends nothing.
  */
-export class EventLog {
+export class EventLog implements EventSink {
   private chain: Promise<unknown> = Promise.resolve();
   private checkedTail = false;
   private readonly listeners = new Set<(e: SessionEvent) => void>();

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { Task } from '../tasks/types';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
-import { SessionLayout } from './layout';
+import { SessionLayout } from '../layout';
 
 /**
  * The session marker: `workspace/.devcontainer/expbench-session.json`, `{ version: 1, taskId }`.

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { createPatch } from 'diff';
-import { git } from '../workspace/git';
+import { git } from '../git';
 import { excerpt, MAX_DIFF_CHARS } from './events';
 import type { Session } from './session';
 

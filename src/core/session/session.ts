@@ -2,7 +2,7 @@ import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { SessionClock } from './clock';
 import { EventLog } from './events';
-import type { SessionLayout } from './layout';
+import type { SessionLayout } from '../layout';
 import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema } from './state';
 import { SessionOwnership } from './owner';
 import { SessionStore } from './store';

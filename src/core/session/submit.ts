@@ -6,22 +6,9 @@ import { exists, writeAtomic, writeJsonAtomic } from '../util/fs';
 import { makePatch as workspacePatch } from '../workspace/patch';
 import { designLines, HarnessAnswers, HarnessAnswersSchema } from './answers';
 import { designFromHarnessLines, designToHarnessLines } from './design';
-import { SessionLayout } from './layout';
+import { HARNESS_FILES, SessionLayout } from '../layout';
 import { Session } from './session';
 import { DesignDraft, DesignDraftSchema, isFinished, Outcome } from './state';
-
-/** File names written into `private/harness/` (the reference harness's inputs to judge and verify). */
-export const HARNESS_FILES = { answers: 'answers.json', patch: 'patch.diff', script: 'reproduce_exp_bench.sh' } as const;
-
-/** What an injected step (verifier, judge) reports back; recorded as `verify.finished` / `judge.finished`. */
-export interface StepReport {
-  ok: boolean;
-  /** One line for people, e.g. `E = true (exit 0, 3/3 claims found)`. */
-  summary?: string;
-  /** Where the step wrote its result, relative to the session root (e.g. `private/verify/latest.json`). */
-  record?: string;
-}
-export type StepFn = (layout: SessionLayout, signal?: AbortSignal) => Promise<StepReport>;
 
 /** Answers as submitted: the harness form, or the structured design from the phase editor. */
 export type SubmitAnswers = HarnessAnswers | { design: DesignDraft; conclusion: string };
@@ -32,16 +19,9 @@ export interface SubmitOptions {
    * text part of src/core/workspace/patch.ts `makePatch` (binary files are listed there, not inlined).
    */
   makePatch?: (workspace: string) => Promise<string>;
-  /** Runs the verifier (E) after submission; omitted → skipped. */
-  verify?: StepFn;
-  /** Runs the judge (D, I, C) after verification; omitted → skipped. */
-  judge?: StepFn;
-  signal?: AbortSignal;
   /** Names the answers in errors (e.g. the answers file the CLI read); default `answers`. */
   answersSource?: string;
 }
-
-export interface StepOutcome extends StepReport { error?: string }
 
 export interface SubmitResult {
   answers: HarnessAnswers;
@@ -50,16 +30,13 @@ export interface SubmitResult {
   /** Paths written, absolute; `script` is null when the workspace has no reproduce_exp_bench.sh. */
   files: { answers: string; design: string; harnessAnswers: string; patch: string; script: string | null };
   warnings: string[];
-  verify?: StepOutcome;
-  judge?: StepOutcome;
 }
 
 /**
  * Submits the session: freezes the answers (`private/answers.json`, harness form, and
  * `private/design.json`, structured), writes `private/harness/` ({@link HARNESS_FILES}: the
- * answers, the patch, a copy of reproduce_exp_bench.sh), stops the clock, records `submitted`,
- * then runs `verify` and `judge` if given, each recorded as `*.finished` (a failing step is
- * reported in the result; it never undoes the submission).
+ * answers, the patch, a copy of reproduce_exp_bench.sh), stops the clock and records `submitted`.
+ * Verifying and judging afterwards is a composition of steps: src/core/flows/submit.ts.
  *
  * `target` is an open {@link Session} (the extension) or a session folder's layout (opened and
  * closed here, as client `cli`).
@@ -102,16 +79,7 @@ export async function submit(target: Session | SessionLayout, answers: SubmitAns
       patch: rel(files.patch), patchBytes: Buffer.byteLength(patch), script: rel(files.script),
     });
 
-    const result: SubmitResult = { answers: harness, design: structured, workingMs, files, warnings };
-    if (opts.verify) {
-      result.verify = await runStep(opts.verify, layout, opts.signal);
-      await session.events.append({ type: 'verify.finished', ...result.verify });
-    }
-    if (opts.judge) {
-      result.judge = await runStep(opts.judge, layout, opts.signal);
-      await session.events.append({ type: 'judge.finished', ...result.judge });
-    }
-    return result;
+    return { answers: harness, design: structured, workingMs, files, warnings };
   });
 }
 
@@ -156,15 +124,6 @@ function normalise(answers: SubmitAnswers, source: string): { harness: HarnessAn
   return { harness: parsed.data, structured: designFromHarnessLines(designLines(parsed.data)) };
 }
 
-async function runStep(fn: StepFn, layout: SessionLayout, signal?: AbortSignal): Promise<StepOutcome> {
-  try {
-    const r = await fn(layout, signal);
-    return { ok: r.ok, ...(r.summary ? { summary: r.summary } : {}), ...(r.record ? { record: r.record } : {}) };
-  } catch (e: any) {
-    return { ok: false, error: e?.message ?? String(e) };
-  }
-}
-
 function assertNotFinished(session: Session, action: string): void {
   const s = session.store.state;
   if (isFinished(s)) {
@@ -173,7 +132,11 @@ function assertNotFinished(session: Session, action: string): void {
   }
 }
 
-async function withSession<T>(target: Session | SessionLayout, fn: (s: Session) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` on `target`: an open {@link Session} as it is, or a session folder's layout opened
+ * (client `cli`, clock not resumed) and closed afterwards.
+ */
+export async function withSession<T>(target: Session | SessionLayout, fn: (s: Session) => Promise<T>): Promise<T> {
   if (target instanceof Session) return fn(target);
   const session = await Session.open(target, { client: 'cli', resumeClock: false });
   try {

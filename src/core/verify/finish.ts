@@ -5,8 +5,8 @@ import { log } from '../log';
 import { dockerError, isEngineGone, statusOf } from '../sandbox/connection';
 import { removeContainer } from '../sandbox/containers';
 import { HarnessAnswersSchema } from '../session/answers';
-import { EventLog } from '../session/events';
-import { SessionLayout } from '../session/layout';
+import type { EventSink } from '../session/events';
+import { SessionLayout } from '../layout';
 import { readJsonIfExists } from '../util/fs';
 import { checkClaims, OutputSource } from './claims';
 import { collectChangedFiles, killSignalsSince } from './container-io';
@@ -28,7 +28,7 @@ export interface RunContext {
   drained: Promise<void>;
   signal?: AbortSignal;
   /** When given, a `verify.finished` event is appended (the CLI and the extension pass the session's log). */
-  events?: EventLog;
+  events?: EventSink;
   /**
    * Why the run could not really start, if it could not (clean mode: the tree could not be built
    * or sent in, and the container was killed for it): the record becomes an error with this one.

@@ -2,8 +2,8 @@ import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { connectDocker, dockerError, ensureEngine, statusOf } from '../sandbox/connection';
-import type { EventLog } from '../session/events';
-import { SessionLayout } from '../session/layout';
+import type { EventSink } from '../session/events';
+import { SessionLayout } from '../layout';
 import { logsSince, pipeLines, toDockerSince } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
 import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
@@ -20,7 +20,7 @@ export interface ReattachOptions {
   signal?: AbortSignal;
   onLine?: (line: LogLine) => void;
   /** When given, a `verify.finished` event is appended when the run ends. */
-  events?: EventLog;
+  events?: EventSink;
 }
 
 /** What {@link collectOrReattach} found. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { SessionLayout } from '../session/layout';
+import { SessionLayout } from '../layout';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
 import { ExpBenchError } from '../errors';
 

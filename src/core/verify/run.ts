@@ -7,8 +7,8 @@ import { log } from '../log';
 import { connectDocker, dockerError, ensureEngine } from '../sandbox/connection';
 import { createContainer, LABEL_ROLE, removeOrphans } from '../sandbox/containers';
 import { DEFAULT_IMAGE, inspectImage } from '../sandbox/images';
-import type { EventLog } from '../session/events';
-import { SessionLayout } from '../session/layout';
+import type { EventSink } from '../session/events';
+import { SessionLayout } from '../layout';
 import { exists, readJsonIfExists } from '../util/fs';
 import { allSettledOrThrow } from '../util/promises';
 import { feedTree, pipeLines, treeMarkerName, WRAPPER_DIR, wrapperCommand } from './container-io';
@@ -46,7 +46,7 @@ export interface VerifyOptions {
   /** Progress messages (`building the clean tree`, `running`…). */
   onStatus?: (message: string) => void;
   /** When given, a `verify.finished` event is appended to it at the end. */
-  events?: EventLog;
+  events?: EventSink;
   /** Called once the `running` record is saved (the run id and container are known). */
   onStarted?: (record: VerificationRecord) => void;
 }

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { allSettledOrThrow } from '../util/promises';
-import { git } from '../workspace/git';
+import { git } from '../git';
 
 /**
  * Builds the tree the clean run verifies in `dest` (an empty folder): the workspace's single

@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { allSettledOrThrow } from '../util/promises';
-import { GIT_ENV, git, missingObjectIn } from './git';
+import { GIT_ENV, git, missingObjectIn } from '../git';
 import { initWorkspaceRepo } from './init';
 import { buildTrees, commitBody, gitObject, listObjectStore, LooseObject, writeLoose, writeRef } from './objects';
 import type { TreeDir, TreeFile } from './tree';

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { log } from '../log';
-import { FULL_SHA, git } from './git';
+import { FULL_SHA, git } from '../git';
 import { cacheName, ClassifiedSource } from './source';
 
 const logger = log('workspace.cache');

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { log } from '../log';
-import { git } from './git';
+import { git } from '../git';
 
 const logger = log('workspace.init');
 

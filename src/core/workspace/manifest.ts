@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ExpBenchError } from '../errors';
-import { SessionLayout } from '../session/layout';
+import { SessionLayout } from '../layout';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
-import { FULL_SHA } from './git';
+import { FULL_SHA } from '../git';
 
 /** A git object id (SHA-1, 40 hex; SHA-256 repositories give 64). */
 const Sha = z.string().regex(FULL_SHA, 'a full git object id');

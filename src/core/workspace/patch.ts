@@ -6,7 +6,7 @@ import parseDiff from 'parse-diff';
 import { ExpBenchError } from '../errors';
 import { allSettledOrThrow } from '../util/promises';
 import { TASK_START } from './build';
-import { git } from './git';
+import { git } from '../git';
 
 /** One changed file of a {@link WorkspacePatch}. Paths are repository-relative, `/`-separated. */
 export interface PatchFile {

@@ -4,7 +4,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
-import { FULL_SHA, git } from './git';
+import { FULL_SHA, git } from '../git';
 
 /** Kind of a preparation source: a git URL, a local git repository, or a plain local folder. */
 export type SourceKind = 'url' | 'clone' | 'folder';

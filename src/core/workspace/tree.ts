@@ -1,6 +1,6 @@
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { ensurePristine } from './cache';
-import { git } from './git';
+import { git } from '../git';
 import { classifySource, ClassifiedSource, resolveSubmoduleUrl } from './source';
 
 /** One file of the source tree at the pinned commit, submodule files flattened to full paths. */

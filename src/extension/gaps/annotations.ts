@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { SessionLayout } from '../../core/session/layout';
+import { SessionLayout } from '../../core/layout';
 import type { HunkCitation, JudgeRecord, RequirementVerdict } from '../../core/judge/types';
 import { pristineUri, requirementsUri } from './documents';
 import { isGap, judgedBy, rangeLabel, type RequirementsDoc } from './model';

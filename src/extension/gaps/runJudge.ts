@@ -2,14 +2,15 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isExpBenchError } from '../../core/errors';
-import { judgeSession, summarize } from '../../core/judge/session';
+import { judgeSession } from '../../core/flows/judge';
+import { summarize } from '../../core/judge/session';
 import type { JudgeRecord } from '../../core/judge/types';
 import { log } from '../../core/log';
-import type { EventLog } from '../../core/session/events';
-import { SessionLayout } from '../../core/session/layout';
+import type { EventSink } from '../../core/session/events';
+import { SessionLayout } from '../../core/layout';
 import { readTaskSnapshot } from '../../core/session/marker';
 import { readState } from '../../core/session/store';
-import { HARNESS_FILES } from '../../core/session/submit';
+import { HARNESS_FILES } from '../../core/layout';
 import type { Task } from '../../core/tasks/types';
 import { latestRecordPath, readRecord } from '../../core/verify';
 import { RUN_VERIFIER_COMMAND } from '../verifier';
@@ -28,7 +29,7 @@ export interface RunJudgeDeps {
   /** The configured endpoint (settings + SecretStorage); undefined → the heuristic pre-judge. */
   endpoint(): Promise<JudgeEndpoint | undefined>;
   /** This window's session: root, task, event log, and a way to refresh its results table. */
-  windowSession(): Promise<{ root: string; task: Task; events?: EventLog; refreshResults?(): Promise<void> } | undefined>;
+  windowSession(): Promise<{ root: string; task: Task; events?: EventSink; refreshResults?(): Promise<void> } | undefined>;
   findTask(id: string): Promise<Task | undefined>;
 }
 

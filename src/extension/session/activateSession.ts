@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { SessionService } from '../../core/flows/sessionService';
 import { log } from '../../core/log';
 import { DEFAULT_IMAGE } from '../../core/sandbox/images';
 import { readTaskSnapshot, sessionRootOf } from '../../core/session/marker';
@@ -24,7 +25,7 @@ export interface ActiveSession {
  * the editor, starts recording. A half-prepared session (manifest not complete) is refused with
  * the manifest's own message and never opened as if complete.
  */
-export async function openWindowSession(context: vscode.ExtensionContext, store: TaskStore, hooks: SubmitHooks): Promise<ActiveSession | undefined> {
+export async function openWindowSession(context: vscode.ExtensionContext, service: SessionService, store: TaskStore, hooks: SubmitHooks): Promise<ActiveSession | undefined> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   if (!folder) return undefined;
   const found = await sessionRootOf(folder);
@@ -33,7 +34,7 @@ export async function openWindowSession(context: vscode.ExtensionContext, store:
     const manifest = await readManifest(found.root);
     const task = (await store.find(manifest.taskId)) ?? (await readTaskSnapshot(found.root));
     if (!task) throw new Error(`task ${manifest.taskId} is neither in the configured datasets nor in the session's private/task.json`);
-    const controller = await SessionController.open(found.root, task, context.extensionUri, manifest.image || DEFAULT_IMAGE, hooks);
+    const controller = await SessionController.open(service, found.root, task, context.extensionUri, manifest.image || DEFAULT_IMAGE, hooks);
     const recorder = registerRecorder(context, controller.session, { clockCommand: 'expbench.toggleClock' });
     context.subscriptions.push(controller, recorder);
     logger.info(`session ${found.root} opened for ${task.id}`);
@@ -61,10 +62,10 @@ export function sessionCommands(get: () => Promise<ActiveSession | undefined>): 
   });
   return [
     withSession('expbench.toggleClock', async ({ controller: c }) => {
-      const st = c.session.clock.status;
-      if (st === 'not-started') await c.session.clock.start();
-      else if (st === 'running') await c.session.clock.pause(await vscode.window.showInputBox({ prompt: 'Pause reason (optional)' }) || undefined);
-      else if (st === 'paused') await c.session.clock.resume();
+      const st = c.session.clockStatus;
+      if (st === 'not-started') await c.session.startClock();
+      else if (st === 'running') await c.session.pauseClock(await vscode.window.showInputBox({ prompt: 'Pause reason (optional)' }) || undefined);
+      else if (st === 'paused') await c.session.resumeClock();
       c.push();
     }),
     withSession('expbench.addNote', async ({ controller: c }, text?: string) => {

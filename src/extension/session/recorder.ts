@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { budgetShare, BudgetLevel, formatWorking, HEARTBEAT_MS } from '../../core/session/clock';
 import { log } from '../../core/log';
 import { CommandRecord, WorkspaceRecorder } from '../../core/session/recorder';
-import type { Session } from '../../core/session/session';
+import type { SessionHandle } from '../../core/flows/sessionService';
 
 const logger = log('session');
 
@@ -34,10 +34,10 @@ export interface SessionRecorder extends vscode.Disposable {
  *   budget, error colour from 100%), refreshed every second;
  * - the clock's heartbeat and budget warnings (shown as notifications, recorded once each).
  * Everything is registered on `context.subscriptions` and on the returned disposable; disposing
- * stops recording but does not close the session (the owner calls `session.close()`).
+ * stops recording but does not release the session (the controller does).
  */
-export function registerRecorder(context: vscode.ExtensionContext, session: Session, opts: RecorderOptions = {}): SessionRecorder {
-  const recorder = new WorkspaceRecorder(session);
+export function registerRecorder(context: vscode.ExtensionContext, session: SessionHandle, opts: RecorderOptions = {}): SessionRecorder {
+  const recorder = session.workspaceRecorder();
   const disposables: vscode.Disposable[] = [];
   const report = (what: string) => (e: unknown) => logger.error(`recording ${what} failed: ${(e as Error)?.message ?? e}`);
 
@@ -64,9 +64,9 @@ export function registerRecorder(context: vscode.ExtensionContext, session: Sess
   refresh();
   item.show();
   const ticker = setInterval(refresh, 1000);
-  disposables.push(item, { dispose: () => clearInterval(ticker) }, session.store.onDidChange(refresh));
+  disposables.push(item, { dispose: () => clearInterval(ticker) }, session.onDidChange(refresh));
 
-  disposables.push(session.clock.startHeartbeat(opts.heartbeatMs ?? HEARTBEAT_MS, (levels: BudgetLevel[]) => {
+  disposables.push(session.startHeartbeat(opts.heartbeatMs ?? HEARTBEAT_MS, (levels: BudgetLevel[]) => {
     const top = Math.max(...levels);
     const msg = top >= 100 ? 'The time budget of this session is used up.' : 'You have used 80% of the time budget of this session.';
     void vscode.window.showWarningMessage(msg);
@@ -87,10 +87,10 @@ export function registerRecorder(context: vscode.ExtensionContext, session: Sess
   return result;
 }
 
-function renderClock(item: vscode.StatusBarItem, session: Session): void {
-  const working = session.clock.workingMs();
-  const status = session.clock.status;
-  const { clock } = session.store.state;
+function renderClock(item: vscode.StatusBarItem, session: SessionHandle): void {
+  const working = session.workingMs();
+  const status = session.clockStatus;
+  const { clock } = session.state;
   const suffix = status === 'running' ? '' : status === 'stopped' ? ' $(check)' : ' $(debug-pause)';
   item.text = `$(watch) ${formatWorking(working)}${suffix}`;
   const share = budgetShare(clock, working);

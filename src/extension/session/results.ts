@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { JudgeRecord } from '../../core/judge/types';
-import type { SessionLayout } from '../../core/session/layout';
+import type { SessionLayout } from '../../core/layout';
 import { readJsonIfExists } from '../../core/util/fs';
 import { VerificationRecordSchema } from '../../core/verify/record';
 import type { PhasesView } from '../../protocol/messages';

@@ -1,11 +1,11 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { log } from '../../core/log';
-import { claimsStatus } from '../../core/session/claims';
+import { errorMessage } from '../../core/util/errors';
+import { claimsStatus } from '../../core/verify/sessionClaims';
 import { formatWorking } from '../../core/session/clock';
-import { SessionLayout } from '../../core/session/layout';
-import { runScript } from '../../core/session/runs';
-import { Session } from '../../core/session/session';
+import { SessionLayout } from '../../core/layout';
+import type { SessionHandle, SessionService } from '../../core/flows/sessionService';
 import type { SessionState } from '../../core/session/state';
 import type { Task } from '../../core/tasks/types';
 import { makePatch, type WorkspacePatch } from '../../core/workspace/patch';
@@ -20,8 +20,9 @@ const logger = log('session');
 /**
  * Drives one opened task session in this window: the phase stepper in the brief webview
  * (section `phases`), the clock, notes, script runs in the work container, the live patch
- * summary and the claims check, submit and give up. Owns the core {@link Session} (state on disk
- * within a second of every change) and closes it on dispose (window reload or close).
+ * summary and the claims check, submit and give up. Holds the window's handle of the host-side
+ * session service (state on disk within a second of every change) and releases it on dispose
+ * (window reload or close).
  */
 export class SessionController implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
@@ -31,28 +32,28 @@ export class SessionController implements vscode.Disposable {
   private results: PhasesView['results'] = [];
   private pushTimer: NodeJS.Timeout | undefined;
 
-  private constructor(readonly session: Session, readonly task: Task, readonly container: WorkContainerManager,
+  private constructor(readonly session: SessionHandle, readonly task: Task, readonly container: WorkContainerManager,
     private readonly extensionUri: vscode.Uri, private readonly hooks: SubmitHooks) {
     this.disposables.push(
       BriefPanel.registerSectionHandler('phases', (action, payload) => this.handle(action, payload)),
       BriefPanel.registerSectionProvider((panel) => { if (panel.task.id === task.id) this.push(); }),
-      { dispose: session.store.onDidChange(() => this.schedulePush()).dispose },
+      session.onDidChange(() => this.schedulePush()),
       container.onDidChange(() => this.push()),
       vscode.workspace.onDidSaveTextDocument(() => void this.refreshPatch()),
-      session.ownership.onDidLose((by) => {
+      session.onDidLose((by) => {
         logger.warn(`session ${session.layout.root} taken over by ${by.client} (pid ${by.pid}); this window stops writing it`);
         void vscode.window.showWarningMessage(`EXP-Bench: this task session was opened ${by.client === 'vscode' ? 'in another window' : `by the ${by.client}`} (${by.openedAt}); changes made here are no longer saved. Reload this window to continue here.`);
       }),
     );
-    const tick = setInterval(() => { if (session.clock.status === 'running') this.push(); }, 1000);
+    const tick = setInterval(() => { if (session.clockStatus === 'running') this.push(); }, 1000);
     this.disposables.push({ dispose: () => clearInterval(tick) });
   }
 
   /** Opens the session at `root` (restoring its state exactly) and shows its brief with the stepper. */
-  static async open(root: string, task: Task, extensionUri: vscode.Uri, image: string, hooks: SubmitHooks): Promise<SessionController> {
+  static async open(service: SessionService, root: string, task: Task, extensionUri: vscode.Uri, image: string, hooks: SubmitHooks): Promise<SessionController> {
     const layout = new SessionLayout(root);
     const budgetMin = vscode.workspace.getConfiguration('expbench.session').get<number>('budgetMinutes', 0);
-    const session = await Session.open(layout, { client: 'vscode', taskId: task.id, budgetMs: budgetMin > 0 ? budgetMin * 60_000 : null });
+    const session = await service.open(root, { client: 'vscode', taskId: task.id, budgetMs: budgetMin > 0 ? budgetMin * 60_000 : null });
     const container = new WorkContainerManager(layout, task.id, image);
     const c = new SessionController(session, task, container, extensionUri, hooks);
     await c.refreshPatch(false);
@@ -89,14 +90,14 @@ export class SessionController implements vscode.Disposable {
 
   view(): PhasesView {
     const s: SessionState = this.session.state;
-    const working = this.session.clock.workingMs();
+    const working = this.session.workingMs();
     return {
       kind: 'state',
       phase: s.phase,
       finished: s.submitted ? 'submitted' : s.gaveUp ? 'gaveUp' : null,
       clock: {
-        status: this.session.clock.status, workingMs: working, budgetMs: s.clock.budgetMs,
-        text: `${formatWorking(working)}${s.clock.budgetMs ? ` / ${formatWorking(s.clock.budgetMs)}` : ''}${this.session.clock.status === 'running' ? '' : ' (paused)'}`,
+        status: this.session.clockStatus, workingMs: working, budgetMs: s.clock.budgetMs,
+        text: `${formatWorking(working)}${s.clock.budgetMs ? ` / ${formatWorking(s.clock.budgetMs)}` : ''}${this.session.clockStatus === 'running' ? '' : ' (paused)'}`,
       },
       design: s.design,
       conclusion: s.conclusion,
@@ -121,9 +122,9 @@ export class SessionController implements vscode.Disposable {
         break;
       case 'addNote': await this.session.addNote(a.payload.text); break;
       case 'clock':
-        if (a.payload.op === 'start') await this.session.clock.start();
-        else if (a.payload.op === 'pause') await this.session.clock.pause(a.payload.reason);
-        else await this.session.clock.resume();
+        if (a.payload.op === 'start') await this.session.startClock();
+        else if (a.payload.op === 'pause') await this.session.pauseClock(a.payload.reason);
+        else await this.session.resumeClock();
         break;
       case 'runScript': await this.runScript(); break;
       case 'openScript': await this.openScript(); break;
@@ -190,7 +191,7 @@ export class SessionController implements vscode.Disposable {
     try {
       const container = await this.container.container();
       let runId = '';
-      const rec = await runScript(this.session, {
+      const rec = await this.session.runScript({
         signal: ac.signal,
         exec: async (req) => {
           const r = await exec(container, {
@@ -225,6 +226,6 @@ export class SessionController implements vscode.Disposable {
     if (this.pushTimer) clearTimeout(this.pushTimer);
     for (const d of this.disposables.splice(0)) d.dispose();
     this.container.dispose();
-    void this.session.close().catch((e) => logger.error(`closing the session failed: ${(e as Error).message}`));
+    void this.session.release().catch((e) => logger.error(`closing the session failed: ${errorMessage(e)}`));
   }
 }

@@ -1,30 +1,39 @@
 import * as vscode from 'vscode';
 import { log } from '../../core/log';
-import type { SessionLayout } from '../../core/session/layout';
-import { giveUp, submit, type StepFn } from '../../core/session/submit';
+import type { SessionLayout } from '../../core/layout';
+import type { SessionHandle } from '../../core/flows/sessionService';
+import type { StepFn } from '../../core/flows/steps';
+import type { Task } from '../../core/tasks/types';
 import { makePatch } from '../../core/workspace/patch';
 import type { PhasesView } from '../../protocol/messages';
-import type { SessionController } from './sessionController';
 
 const logger = log('submit');
+
+/** What Submit needs of the window's session (the SessionController gives it; no import back to it). */
+export interface SubmitTarget {
+  readonly session: SessionHandle;
+  readonly task: Task;
+  readonly layout: SessionLayout;
+  setResults(rows: PhasesView['results']): void;
+}
 
 /** What the session needs from the verifier and judge features (wired in the composition root). */
 export interface SubmitHooks {
   /** The verifier as a submit step, or undefined when verification is switched off. */
   verify(): StepFn | undefined;
   /** The judge as a submit step (LLM when an endpoint is configured, else heuristic). */
-  judge(controller: SessionController): Promise<StepFn | undefined>;
+  judge(target: SubmitTarget): Promise<StepFn | undefined>;
   /** Rows for the results table (verifier and judge summaries) from the session's private part. */
   loadResults(layout: SessionLayout): Promise<PhasesView['results']>;
   /** Called after a submission's steps finished (refresh annotations, gap report). */
-  afterSubmit(controller: SessionController): Promise<void>;
+  afterSubmit(target: SubmitTarget): Promise<void>;
 }
 
 /**
  * Submit from the stepper: asks for confirmation (modal), freezes the answers, writes the harness
  * files, then runs the verifier and the judge with cancellable progress, and shows the results.
  */
-export async function submitFromEditor(c: SessionController, hooks: SubmitHooks): Promise<void> {
+export async function submitFromEditor(c: SubmitTarget, hooks: SubmitHooks): Promise<void> {
   const s = c.session.state;
   const missing = [
     ...(s.design.constants.length + s.design.independent.length + s.design.dependent.length === 0 && !s.design.freeText.trim() ? ['a design'] : []),
@@ -47,7 +56,7 @@ export async function submitFromEditor(c: SessionController, hooks: SubmitHooks)
           progress.report({ message: `running the ${name}` });
           return step(layout, signal);
         });
-        const r = await submit(c.session, { design: s.design, conclusion: s.conclusion }, {
+        const r = await c.session.submit({ design: s.design, conclusion: s.conclusion }, {
           makePatch: async (ws) => (await makePatch(ws)).patch, verify: wrap('verifier', verify), judge: wrap('judge', judge), signal: ac.signal,
         });
         for (const w of r.warnings) logger.warn(w);
@@ -63,10 +72,10 @@ export async function submitFromEditor(c: SessionController, hooks: SubmitHooks)
 }
 
 /** Give up: asks for an optional reason and a confirmation, then records the give-up with the time. */
-export async function giveUpFromEditor(c: SessionController): Promise<void> {
+export async function giveUpFromEditor(c: SubmitTarget): Promise<void> {
   const reason = await vscode.window.showInputBox({ prompt: `Give up ${c.task.id}? Optional: why`, placeHolder: 'reason (optional)', ignoreFocusOut: true });
   if (reason === undefined) return;
   const ok = await vscode.window.showWarningMessage(`Give up ${c.task.id}? This is recorded with the time and cannot be undone.`, { modal: true }, 'Give up');
   if (ok !== 'Give up') return;
-  await giveUp(c.session, reason || undefined);
+  await c.session.giveUp(reason || undefined);
 }

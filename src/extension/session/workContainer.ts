@@ -6,7 +6,7 @@ import { connectDocker, ensureEngine } from '../../core/sandbox/connection';
 import type { Limits } from '../../core/sandbox/containers';
 import { ensureImage } from '../../core/sandbox/images';
 import { ensureWorkContainer, removeDeadWorkContainers, removeWorkContainer } from '../../core/sandbox/work';
-import type { SessionLayout } from '../../core/session/layout';
+import type { SessionLayout } from '../../core/layout';
 
 const logger = log('container');
 

@@ -1,8 +1,8 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { checkClaims, OutputSource } from '../verify/claims';
-import type { ClaimsResult } from '../verify/record';
-import type { SessionLayout } from './layout';
+import { checkClaims, OutputSource } from './claims';
+import type { ClaimsResult } from './record';
+import type { SessionLayout } from '../layout';
 
 /** Claims of a conclusion checked against the session's work-container run logs. */
 export interface SessionClaimsStatus extends ClaimsResult {

@@ -1,5 +1,8 @@
 import * as path from 'node:path';
 
+/** File names written into `private/harness/` (the reference harness's inputs to judge and verify). */
+export const HARNESS_FILES = { answers: 'answers.json', patch: 'patch.diff', script: 'reproduce_exp_bench.sh' } as const;
+
 /**
  * The on-disk layout of a task session (see docs/architecture.md):
  *

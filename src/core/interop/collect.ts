@@ -1,10 +1,10 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
-import { isHarnessJudge, outcomeFromHarnessJudge } from '../interop/harnessIn';
+import { isHarnessJudge, outcomeFromHarnessJudge } from './harnessIn';
 import { JudgeRecord } from '../judge/types';
-import { outcomeFromRecord } from './scores';
-import type { TaskOutcome } from './types';
+import { outcomeFromRecord } from '../metrics/scores';
+import type { TaskOutcome } from '../metrics/types';
 
 /**
  * Gathers the judged tasks under each folder: session folders (`private/judge/latest.json`) and
