@@ -1,6 +1,7 @@
-// One lint config. The rule that matters most: src/core never imports vscode
-// (the core is shared by the extension and the `expbench` CLI).
+// One lint config. The rules that matter most: src/core never imports vscode (the core is shared
+// by the extension and the `expbench` CLI), and its rooms keep their layer order (layers/floor-order).
 import tseslint from 'typescript-eslint';
+import layers from './eslint/layers-plugin.mjs';
 
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', '.cache/**', '.vscode-test/**'] },
@@ -24,6 +25,12 @@ export default tseslint.config(
         message: 'src/core must not require vscode.',
       }],
     },
+  },
+  {
+    // The layer order of src/core (docs/architecture.md, eslint/layers.mjs).
+    files: ['src/core/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/floor-order': 'error' },
   },
   {
     files: ['src/**/*.ts'],

@@ -19,20 +19,27 @@ const noSsh2 = {
   },
 };
 
-// Load time of the extension bundle is dominated by compiling it (activation reads the whole file),
-// so two never-used parts of libraries are left out (measured: ~1.45 MB → ~0.6 MB minified):
+// Load time of a bundle is dominated by compiling it (activation reads the whole file), so
+// never-used parts of libraries are left out:
 // - dockerode's BuildKit session (`version: '2'` builds; we never use BuildKit): pulls in
 //   @grpc/grpc-js, @grpc/proto-loader and protobufjs. Replaced by a function that fails clearly.
-// - zod's translated error messages: `z.locales` (every language) is re-exported by zod's entry
-//   module; only English, the default (`config(en())`), is kept. `z.locales.<other>` is undefined.
-const leanLibraries = {
-  name: 'lean-libraries',
+const noBuildKit = {
+  name: 'no-buildkit',
   setup(b) {
     b.onResolve({ filter: /^\.\/(session|buildkit)$/ }, (a) => (/[\\/]dockerode[\\/]/.test(a.importer) ? { path: a.path, namespace: 'no-buildkit' } : undefined));
     b.onLoad({ filter: /.*/, namespace: 'no-buildkit' }, () => ({
       loader: 'js',
       contents: "module.exports = function () { throw new Error('EXP-Bench does not use BuildKit sessions (dockerode buildImage version 2)'); };",
     }));
+  },
+};
+
+// - zod's translated error messages: `z.locales` (every language) is re-exported by zod's entry
+//   module; only English, the default (`config(en())`), is kept. `z.locales.<other>` is undefined.
+//   Applied to every bundle that takes in zod, the webview's too (the locales were most of it).
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
     b.onResolve({ filter: /(^|[\\/])locales[\\/]index\.c?js$/ }, (a) => (/[\\/]zod[\\/]/.test(a.importer)
       ? { path: path.join(a.resolveDir, a.path).replace(/index\.(c?js)$/, 'en.$1'), namespace: 'zod-en' }
       : undefined));
@@ -43,12 +50,22 @@ const leanLibraries = {
   },
 };
 
+// jsonc-parser's `main` is a UMD module whose factory receives `require` as a value, so esbuild
+// cannot follow its internal requires ("Cannot find module './impl/format'" at run time): the
+// bundles take its ES module build (`module` field) instead.
+const jsoncEsm = {
+  name: 'jsonc-esm',
+  setup(b) {
+    b.onResolve({ filter: /^jsonc-parser$/ }, (a) => b.resolve('jsonc-parser/lib/esm/main.js', { kind: a.kind, resolveDir: a.resolveDir }));
+  },
+};
+
 const builds = [
   // Two stages (src/extension/extension.ts): what activation registers, and the workbench loaded on first use.
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
-  { ...common, entryPoints: ['src/extension/workbench.ts'], outfile: 'dist/workbench.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, leanLibraries] },
-  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, leanLibraries], banner: { js: '#!/usr/bin/env node' } },
-  { ...common, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022' },
+  { ...common, entryPoints: ['src/extension/workbench.ts'], outfile: 'dist/workbench.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm] },
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm], banner: { js: '#!/usr/bin/env node' } },
+  { ...common, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/main.css'], outfile: 'dist/webview/main.css', bundle: true },
 ];
 
@@ -62,6 +79,12 @@ const stage = results[0].metafile.outputs['dist/extension.js'];
 const intruders = Object.keys(stage.inputs).filter((f) => !/^src\/extension\/(extension|ids|commands|stage\/[A-Za-z]+)\.ts$/.test(f));
 if (intruders.length) {
   console.error(`build: the activation bundle dist/extension.js takes in ${intruders.join(', ')}; import it from src/extension/workbench.ts instead (loaded on first use)`);
+  process.exit(1);
+}
+// The webview loads on every brief shown (issue 11: ≤ 420 KiB minified).
+const WEBVIEW_LIMIT = 420 * 1024;
+if (production && sizes['dist/webview/main.js'] > WEBVIEW_LIMIT) {
+  console.error(`build: dist/webview/main.js is ${sizes['dist/webview/main.js']} bytes, over ${WEBVIEW_LIMIT}; see what it takes in with dist/meta.json's inputs (esbuild metafile)`);
   process.exit(1);
 }
 writeFileSync('dist/meta.json', JSON.stringify(sizes, null, 2));

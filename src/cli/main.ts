@@ -2,12 +2,16 @@ import { Command } from 'commander';
 import { setLogSink } from '../core/log';
 import { toolVersion } from '../core/paths';
 import { reportError } from './output';
+import * as agent from './commands/agent';
+import * as curate from './commands/curate';
+import * as feasibility from './commands/feasibility';
 import * as judge from './commands/judge';
 import * as patch from './commands/patch';
 import * as prepare from './commands/prepare';
 import * as report from './commands/report';
 import * as session from './commands/session';
 import * as tasks from './commands/tasks';
+import * as traj from './commands/traj';
 import * as verify from './commands/verify';
 
 /**
@@ -29,7 +33,7 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [judge, patch, prepare, report, session, tasks, verify];
+  return [agent, curate, feasibility, judge, patch, prepare, report, session, tasks, traj, verify];
 }
 
 if (require.main === module) {

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'CONTAINER_FAILED'
   | 'SESSION_INVALID'
   | 'JUDGE_FAILED'
+  | 'LLM_FAILED'
   | 'BUDGET_EXCEEDED'
   | 'CANCELLED';
 

@@ -12,6 +12,8 @@ import { readManifest } from '../core/workspace/manifest';
 import type { CommandSpec } from './commands';
 import type { ActiveSession } from './session/activateSession';
 import { WorkContainerManager } from './session/workContainer';
+import { setting } from './settings';
+import { errorMessage } from '../core/util/errors';
 
 const logger = log('terminal');
 
@@ -138,7 +140,7 @@ export class ContainerPty implements vscode.Pseudoterminal {
   }
 
   private fail(e: unknown): void {
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = errorMessage(e);
     logger.warn(`container terminal: ${msg}`);
     const text = isExpBenchError(e, 'DOCKER_UNAVAILABLE') ? `No Docker engine answers at ${e.input}.\n${START_ENGINE_ADVICE}` : msg;
     this.print(`${RED}${text}${RESET}\n${DIM}[press Enter to try again, any other key to close]${RESET}\n`);
@@ -229,7 +231,7 @@ export class ContainerTerminals implements vscode.Disposable {
   /** Called once the window's session is open: opens or offers the terminal (setting). */
   async onSessionStarted(s: ActiveSession | undefined): Promise<void> {
     if (!s) return;
-    const mode = vscode.workspace.getConfiguration('expbench.container').get<string>('terminalOnStart', 'offer');
+    const mode = setting('container.terminalOnStart');
     if (mode === 'off') return;
     if (mode === 'open') {
       await this.open({ focus: false });
@@ -270,7 +272,7 @@ export class ContainerTerminals implements vscode.Disposable {
       void this.offerBuild(e.input || manager.image);
       return;
     }
-    void vscode.window.showErrorMessage(`EXP-Bench: the task container cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    void vscode.window.showErrorMessage(`EXP-Bench: the task container cannot start: ${errorMessage(e)}`);
   }
 
   /** Offers to build the missing image in a terminal: offline (Debian packages) or from sandbox/Dockerfile. */

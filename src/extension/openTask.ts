@@ -6,16 +6,19 @@ import { isExpBenchError } from '../core/errors';
 import { log } from '../core/log';
 import { writeSessionMarker } from '../core/session/marker';
 import type { Task } from '../core/tasks/types';
-import { prepareSession } from '../core/workspace/prepare';
+import { prepareTask, resolveTaskPin } from '../core/flows/prepareTask';
 import type { CommandSpec } from './commands';
+import { withCancellableProgress } from './progress';
 import { pickTask } from './taskCommands';
+import { setting } from './settings';
 import type { TaskStore } from './taskStore';
+import { errorMessage } from '../core/util/errors';
 
 const logger = log('openTask');
 
 /** The folder new sessions go to: setting `expbench.sessionsDir`, default `~/expbench-sessions`. */
 export function sessionsDir(): string {
-  const s = vscode.workspace.getConfiguration('expbench').get<string>('sessionsDir', '');
+  const s = setting('sessionsDir');
   return s ? s.replace(/^~(?=$|[\\/])/, os.homedir()) : path.join(os.homedir(), 'expbench-sessions');
 }
 
@@ -89,26 +92,19 @@ export function openTaskCommand(store: TaskStore): CommandSpec {
       const { target, opts, scripted } = readArgs(arg, options);
       const task = await pickTask(store, target);
       if (!task) return undefined;
-      const known = scripted ? task.paper?.localRepo ?? task.paper?.codeUrl : undefined;
+      // A curation file's repository is the task's pin: no dialog then (resolveTaskPin throws on a bad file).
+      const pinned = await resolveTaskPin(task).then((r) => (r.sourceFrom === 'curation' ? r.source : undefined), () => undefined);
+      const known = pinned ?? (scripted ? task.paper?.localRepo ?? task.paper?.codeUrl : undefined);
       const source = opts.source ?? known ?? (await askSource(task));
       if (!source) return undefined;
       const outDir = opts.outDir ?? newSessionDir(task);
       try {
-        const manifest = await vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: `EXP-Bench: preparing ${task.id}`, cancellable: true },
-          async (progress, token) => {
-            const ac = new AbortController();
-            const sub = token.onCancellationRequested(() => ac.abort());
-            try {
-              const m = await prepareSession({ task, source, commit: opts.commit, outDir, signal: ac.signal,
-                onProgress: (p) => progress.report({ message: p.message }) });
-              await writeSessionMarker(outDir, task);
-              return m;
-            } finally {
-              sub.dispose();
-            }
-          });
-        logger.info(`prepared ${task.id} at ${manifest.commit} in ${outDir}`);
+        const manifest = await withCancellableProgress(`EXP-Bench: preparing ${task.id}`, async (report, signal) => {
+          const { manifest: m } = await prepareTask({ task, source, commit: opts.commit, outDir, signal, onProgress: (p) => report(p.message) });
+          await writeSessionMarker(outDir, task);
+          return m;
+        });
+        logger.info(`prepared ${task.id} at ${manifest.commit} (pin: ${manifest.pin?.from ?? 'unknown'}, image ${manifest.image}: ${manifest.environment?.from ?? 'unknown'}) in ${outDir}`);
         if (opts.open !== false && opts.openWindow !== false) {
           await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(path.join(outDir, 'workspace')), { forceNewWindow: false });
         }
@@ -118,7 +114,7 @@ export function openTaskCommand(store: TaskStore): CommandSpec {
           void vscode.window.showInformationMessage(`EXP-Bench: preparation of ${task.id} cancelled; nothing was left in ${outDir}.`);
           return undefined;
         }
-        const msg = e instanceof Error ? e.message : String(e);
+        const msg = errorMessage(e);
         logger.error(`Open Task ${task.id}: ${msg}`);
         void vscode.window.showErrorMessage(`EXP-Bench: cannot open ${task.id}: ${msg}`);
         return undefined;

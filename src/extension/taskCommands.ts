@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import type { Task } from '../core/tasks/types';
-import { BriefPanel } from './brief/briefPanel';
+import type { BriefPanels } from './brief/briefPanel';
 import type { CommandSpec } from './commands';
+import { setting, updateSetting } from './settings';
 import type { TaskStore } from './taskStore';
 import type { TaskNode } from './taskTree';
 
@@ -22,13 +23,13 @@ export async function pickTask(store: TaskStore, arg: unknown): Promise<Task | u
 }
 
 /** The task-browsing commands: Show Task Brief, Add Dataset Folder…, Refresh. */
-export function taskCommands(store: TaskStore, extensionUri: vscode.Uri): CommandSpec[] {
+export function taskCommands(store: TaskStore, briefs: BriefPanels): CommandSpec[] {
   return [
     {
       id: 'expbench.showTaskBrief',
       async execute(arg?: unknown) {
         const task = await pickTask(store, arg);
-        if (task) BriefPanel.show(task, extensionUri);
+        if (task) briefs.show(task);
       },
     },
     {
@@ -36,9 +37,8 @@ export function taskCommands(store: TaskStore, extensionUri: vscode.Uri): Comman
       async execute(folder?: vscode.Uri) {
         const uri = folder ?? (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Add Dataset Folder' }))?.[0];
         if (!uri) return;
-        const c = vscode.workspace.getConfiguration('expbench');
-        const current = c.get<string[]>('datasets', []);
-        if (!current.includes(uri.fsPath)) await c.update('datasets', [...current, uri.fsPath], vscode.ConfigurationTarget.Global);
+        const current = setting('datasets');
+        if (!current.includes(uri.fsPath)) await updateSetting('datasets', [...current, uri.fsPath]);
         const r = await store.reload();
         void vscode.window.showInformationMessage(`EXP-Bench: ${r.tasks.length} tasks loaded, ${r.problems.filter((p) => p.severity !== 'info').length} problems.`);
       },

@@ -5,7 +5,7 @@ import { log } from '../core/log';
 import { bundledDatasetDir } from '../core/paths';
 import { loadDatasets } from '../core/tasks/loader';
 import type { LoadResult, Task } from '../core/tasks/types';
-import { onSettingsChanged, readSettings } from './config';
+import { onDidChange, setting } from './settings';
 
 const logger = log('tasks');
 
@@ -18,15 +18,14 @@ export class TaskStore implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [this.changed];
 
   constructor() {
-    this.disposables.push(onSettingsChanged(() => void this.reload()));
+    this.disposables.push(onDidChange(['datasets', 'showSample'], () => void this.reload()));
   }
 
   /** The dataset folders in use, absolute (`~` and workspace-relative paths resolved). */
   dirs(): string[] {
-    const s = readSettings();
     const base = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
-    const dirs = s.datasets.map((d) => path.resolve(base, d.replace(/^~(?=$|[\\/])/, os.homedir())));
-    if (s.showSample) dirs.push(bundledDatasetDir());
+    const dirs = setting('datasets').map((d) => path.resolve(base, d.replace(/^~(?=$|[\\/])/, os.homedir())));
+    if (setting('showSample')) dirs.push(bundledDatasetDir());
     return dirs;
   }
 

@@ -5,9 +5,12 @@ import { log } from '../core/log';
 import type { EventSink } from '../core/session/events';
 import { SessionLayout } from '../core/layout';
 import { registerCommands, type CommandRegistrar } from './commands';
+import { withCancellableProgress } from './progress';
+import { setting } from './settings';
 import {
   collectOrReattach, latestRecordPath, LogLine, readRecord, runVerification, summary, VerificationRecord, VerifyLimits, VerifyMode,
 } from '../core/verify';
+import { errorMessage } from '../core/util/errors';
 
 const logger = log('verifier');
 
@@ -27,20 +30,18 @@ export interface VerifierDeps {
 }
 
 /**
- * The verification limits from settings `expbench.verify.*`: `timeoutSeconds` (default 3600),
- * `memoryMb`, `cpus` (0 = no limit), `pids` (default 4096, 0 = no limit), `network`, `gpus`
- * (both default false). Negative numbers count as 0.
+ * The verification limits from settings `expbench.verify.*` (defaults in package.json):
+ * `timeoutSeconds` (≥ 1), `memoryMb`, `cpus`, `pids` (0 = no limit), `network`, `gpus`. A value
+ * below a setting's minimum is not valid and gives its default (src/extension/settings.ts).
  */
 export function verifyLimitsFromSettings(): Partial<VerifyLimits> {
-  const cfg = vscode.workspace.getConfiguration('expbench.verify');
-  const num = (key: string, def: number) => Math.max(0, Number(cfg.get<number>(key, def)) || 0);
   return {
-    timeoutMs: Math.round(Math.max(1, num('timeoutSeconds', 3600)) * 1000),
-    memoryBytes: Math.round(num('memoryMb', 0) * 1024 * 1024),
-    cpus: num('cpus', 0),
-    pids: Math.round(num('pids', 4096)),
-    network: cfg.get<boolean>('network', false) === true,
-    gpus: cfg.get<boolean>('gpus', false) === true,
+    timeoutMs: Math.round(setting('verify.timeoutSeconds') * 1000),
+    memoryBytes: Math.round(setting('verify.memoryMb') * 1024 * 1024),
+    cpus: setting('verify.cpus'),
+    pids: Math.round(setting('verify.pids')),
+    network: setting('verify.network'),
+    gpus: setting('verify.gpus'),
   };
 }
 
@@ -69,20 +70,9 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
   };
   const onLine = (l: LogLine) => (l.stream === 'stderr' ? channel.warn(l.text) : channel.info(l.text));
 
-  const withProgress = <T>(title: string, fn: (signal: AbortSignal, report: (m: string) => void) => Promise<T>) =>
-    vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
-      const ac = new AbortController();
-      const sub = token.onCancellationRequested(() => ac.abort());
-      try {
-        return await fn(ac.signal, (message) => progress.report({ message }));
-      } finally {
-        sub.dispose();
-      }
-    });
-
   const report = (e: unknown) => {
     if (isExpBenchError(e, 'CANCELLED')) { channel.info('verification cancelled'); return; }
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = errorMessage(e);
     logger.error(msg);
     void vscode.window.showErrorMessage(`EXP-Bench verifier: ${msg}`);
   };
@@ -97,7 +87,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
     status.text = '$(sync~spin) E running…';
     status.show();
     const events = await deps.events?.();
-    const job = withProgress(`EXP-Bench: verifying (${mode})`, (signal, progress) => runVerification(root, {
+    const job = withCancellableProgress(`EXP-Bench: verifying (${mode})`, (progress, signal) => runVerification(root, {
       mode, limits: verifyLimitsFromSettings(), signal, events, onLine, onStatus: (m) => { progress(m); channel.info(m); },
     }));
     active = job;
@@ -127,7 +117,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
     status.text = '$(sync~spin) E running…';
     status.show();
     const events = await deps.events?.();
-    const job = withProgress('EXP-Bench: verification in progress (reattached)', (signal) => collectOrReattach(root, { signal, onLine, events }));
+    const job = withCancellableProgress('EXP-Bench: verification in progress (reattached)', (_report, signal) => collectOrReattach(root, { signal, onLine, events }));
     active = job;
     try {
       const r = await job;
@@ -138,7 +128,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
       active = undefined;
     }
   };
-  void resume().catch((e) => logger.warn(`could not resume the verifier: ${e instanceof Error ? e.message : String(e)}`));
+  void resume().catch((e) => logger.warn(`could not resume the verifier: ${errorMessage(e)}`));
 
   const disposables = [channel, status, ...(deps.register ?? registerCommands)([{ id: RUN_VERIFIER_COMMAND, execute: run }])];
   context.subscriptions.push(...disposables);

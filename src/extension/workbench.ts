@@ -4,20 +4,25 @@ import { SessionService } from '../core/flows/sessionService';
 import { log } from '../core/log';
 import { verifyStep } from '../core/flows/verify';
 import { makePatch } from '../core/workspace/patch';
-import { BriefSerializer } from './brief/briefPanel';
+import { BriefPanels, BriefSerializer } from './brief/briefPanel';
 import type { CommandRegistrar } from './commands';
 import { ContainerTerminals } from './containerTerminal';
+import { FeasibilitySection } from './curation/feasibilitySection';
+import { GroundTruthView } from './curation/groundTruthView';
+import { TaskLintDiagnostics } from './curation/lintDiagnostics';
 import { activateGaps, type GapsController } from './gaps';
-import { judgeEndpoint, secretCommands } from './judgeConfig';
+import { judgeConfig, secretCommands } from './judgeConfig';
 import { createLogChannel } from './logger';
 import { openTaskCommand } from './openTask';
 import { openWindowSession, sessionCommands, type ActiveSession } from './session/activateSession';
 import { resultRows } from './session/results';
+import { setting } from './settings';
 import type { SubmitHooks } from './session/submitFlow';
 import { taskCommands } from './taskCommands';
 import { TaskStore } from './taskStore';
 import { TaskTreeProvider } from './taskTree';
 import { registerVerifier, verifyLimitsFromSettings } from './verifier';
+import { errorMessage } from '../core/util/errors';
 
 const logger = log('workbench');
 
@@ -35,52 +40,61 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   const sessions = new SessionService();
   context.subscriptions.push({ dispose: () => void sessions.dispose() });
   const tree = new TaskTreeProvider(store);
+  const briefs = new BriefPanels(context.extensionUri);
   const hooks: SubmitHooks = {
-    verify: () => (vscode.workspace.getConfiguration('expbench.verify').get<boolean>('onSubmit', true) ? verifyStep({
-      limits: verifyLimitsFromSettings(),
+    // The settings' limits apply under the session's recorded environment (its curation file's limits).
+    verify: () => (setting('verify.onSubmit') ? verifyStep({
+      fallbackLimits: verifyLimitsFromSettings(),
     }) : undefined),
     judge: async (c) => {
-      if (!vscode.workspace.getConfiguration('expbench.judge').get<boolean>('onSubmit', true)) return undefined;
-      const endpoint = await judgeEndpoint(context.secrets);
+      if (!setting('judge.onSubmit')) return undefined;
+      const config = await judgeConfig(context.secrets);
       return async (layout, signal) => {
-        const r = await judgeSession(layout.root, { task: c.task, endpoint, signal, makePatch: async (ws) => (await makePatch(ws)).patch });
+        const r = await judgeSession(layout.root, { task: c.task, ...config, signal, makePatch: async (ws) => (await makePatch(ws)).patch });
         return { ok: r.record.harnessErrors.length === 0, summary: `judge (${r.record.kind}) done`, record: 'private/judge/latest.json' };
       };
     },
     loadResults: resultRows,
     afterSubmit: async () => { await vscode.commands.executeCommand('expbench.refreshGaps'); }, // registered below (gaps)
   };
-  const session: Promise<ActiveSession | undefined> = openWindowSession(context, sessions, store, hooks)
+  const session: Promise<ActiveSession | undefined> = openWindowSession(context, sessions, store, hooks, briefs)
     .catch((e) => { logger.error(e as Error); return undefined; });
   const { gaps, commands: gapsCommands } = activateGaps(context, {
-    endpoint: () => judgeEndpoint(context.secrets),
+    judgeConfig: () => judgeConfig(context.secrets),
     windowSession: async () => {
       const c = (await session)?.controller;
       return c && { root: c.layout.root, task: c.task, events: c.session.events, refreshResults: async () => c.setResults(await resultRows(c.layout)) };
     },
     findTask: (id) => store.find(id),
+    briefs,
   });
   registerVerifier(context, {
     register,
     sessionRoot: async () => (await session)?.controller.layout.root,
     events: async () => (await session)?.controller.session.events,
     onRecord: () => void session.then(async (s) => s?.controller.setResults(await resultRows(s.controller.layout)))
-      .catch((e) => logger.warn(`could not refresh the results: ${(e as Error).message}`)),
+      .catch((e) => logger.warn(`could not refresh the results: ${errorMessage(e)}`)),
   });
   const terminals = new ContainerTerminals(context.extensionUri, () => session);
   void session.then((s) => terminals.onSessionStarted(s)).catch((e) => logger.error(e as Error));
+  const taskLint = new TaskLintDiagnostics(() => store.dirs());
+  const feasibility = new FeasibilitySection(briefs);
+  // The curator's view; refused in a solver's window (one holding a task session).
+  const groundTruth = new GroundTruthView(store, async () => (await session) !== undefined);
   context.subscriptions.push(
-    channel, store, tree, terminals,
+    channel, store, tree, briefs, terminals, taskLint, feasibility, groundTruth,
     ...register([
-      ...taskCommands(store, context.extensionUri),
+      ...taskCommands(store, briefs),
       openTaskCommand(store),
       ...terminals.commands(),
       ...sessionCommands(() => session),
       ...secretCommands(context.secrets),
       ...gapsCommands,
+      ...taskLint.commands(),
+      ...groundTruth.commands(),
     ]),
   );
-  const briefSerializer = new BriefSerializer((id) => store.find(id), context.extensionUri);
+  const briefSerializer = new BriefSerializer((id) => store.find(id), briefs);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
   return { store, tree, briefSerializer, setupMs, session, gaps };

@@ -28,7 +28,15 @@ export type Reply =
   /** An HTTP error status with an OpenAI-style error body (`retryAfterMs` sets `retry-after-ms`). */
   | { status: number; message?: string; retryAfterMs?: number }
   /** Never answer (the socket stays open until the client gives up or the server closes). */
-  | { hang: true };
+  | { hang: true }
+  /**
+   * An assistant message asking for tool calls (finish_reason `tool_calls`): each call's
+   * `arguments` is sent as given when a string (malformed JSON on purpose), else JSON.stringify'd;
+   * `id` defaults to `call_<request>_<index>`.
+   */
+  | { toolCalls: ToolCallReply[]; content?: string; usage?: Usage; model?: string };
+
+export interface ToolCallReply { name: string; arguments: unknown; id?: string }
 
 export interface Usage { prompt_tokens: number; completion_tokens: number }
 
@@ -93,12 +101,21 @@ export class FakeOpenAIServer {
       rec.serverMs = performance.now() - t0;
       return;
     }
-    const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
     const usage = reply.usage ?? this.defaultUsage;
+    const n = this.requests.length;
+    const message = 'toolCalls' in reply
+      ? {
+        role: 'assistant', content: reply.content ?? null, refusal: null,
+        tool_calls: reply.toolCalls.map((c, i) => ({
+          id: c.id ?? `call_${n}_${i}`, type: 'function',
+          function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+        })),
+      }
+      : { role: 'assistant', content: 'json' in reply ? JSON.stringify(reply.json) : reply.content, refusal: null };
     send(res, 200, {
-      id: `chatcmpl-${this.requests.length}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000),
+      id: `chatcmpl-${n}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000),
       model: reply.model ?? body?.model ?? 'fake-model',
-      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
+      choices: [{ index: 0, finish_reason: 'toolCalls' in reply ? 'tool_calls' : 'stop', message }],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     });
     rec.serverMs = performance.now() - t0;

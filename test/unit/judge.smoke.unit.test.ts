@@ -6,17 +6,17 @@ import { JudgeRecord } from '../../src/core/judge/types';
 import { makeJudgeFixture } from '../harness/judgeFixture';
 
 /**
- * Smoke run against a real endpoint from the environment (OPENAI_API_KEY and/or
- * EXPBENCH_JUDGE_BASE_URL / OPENAI_BASE_URL, with EXPBENCH_JUDGE_MODEL). Skipped, visibly, otherwise.
+ * Smoke run against a real endpoint from the environment (EXPBENCH_JUDGE_API_KEY / OPENAI_API_KEY
+ * and/or EXPBENCH_JUDGE_BASE_URL / OPENAI_BASE_URL, with EXPBENCH_JUDGE_MODEL). Skipped, visibly, otherwise.
  */
 describe('judge: smoke run against a configured endpoint', function () {
   it('judges the fixture task end to end', async function () {
-    if (!process.env.OPENAI_API_KEY && !process.env.EXPBENCH_JUDGE_BASE_URL && !process.env.OPENAI_BASE_URL) {
+    const endpoint = endpointFromEnv(process.env);
+    if (!endpoint) {
       console.log('      (skipped: no judge endpoint configured: set OPENAI_API_KEY or EXPBENCH_JUDGE_BASE_URL, and EXPBENCH_JUDGE_MODEL)');
       this.skip();
     }
     this.timeout(600_000);
-    const endpoint = endpointFromEnv(process.env);
     const fx = await makeJudgeFixture();
     try {
       const { record } = await judgeSession(fx.sessionDir, { task: fx.task, endpoint });

@@ -91,6 +91,19 @@ describe('session events (events.jsonl)', () => {
     assert.equal(r.torn, undefined);
   });
 
+  it('a listener that throws does not fail the append nor stop the other listeners', async () => {
+    const log = new EventLog(file, now);
+    const seen: string[] = [];
+    log.onDidAppend(() => { throw new Error('a broken listener'); });
+    const sub = log.onDidAppend((e) => seen.push(e.type));
+    const e = await log.append({ type: 'note.added', text: 'kept' });
+    assert.equal(e.type, 'note.added');
+    sub.dispose();
+    await log.append({ type: 'note.added', text: 'after dispose' });
+    assert.deepEqual(seen, ['note.added']);
+    assert.equal((await readEvents(file)).events.length, 2);
+  });
+
   it('a missing file reads as no events', async () => {
     assert.deepEqual(await readEvents(path.join(dir, 'nope.jsonl')), { events: [], invalid: [] });
   });

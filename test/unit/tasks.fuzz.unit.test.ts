@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { MAX_JSON_DEPTH } from '../../src/core/tasks/limits';
 import { loadDatasets } from '../../src/core/tasks/loader';
 
 const SHARED = path.resolve(__dirname, '../../../../shared/data/exp-bench/tasks');
@@ -79,5 +80,40 @@ describe('loader fuzz: mutated real task files', function () {
       n++;
     }
     assert.equal(n, 120);
+  });
+
+  it(`hostile values (deep nesting, huge numbers) in real task files: nothing throws, each is one problem at its task (seed ${seed})`, async () => {
+    const random = rng(seed + 1);
+    const files: string[] = [];
+    for (const conf of await fsp.readdir(SHARED)) for (const p of await fsp.readdir(path.join(SHARED, conf))) {
+      for (const f of await fsp.readdir(path.join(SHARED, conf, p))) files.push(path.join(SHARED, conf, p, f));
+    }
+    for (let round = 0; round < 30; round++) {
+      const file = files[Math.floor(random() * files.length)];
+      const json = JSON.parse(await fsp.readFile(file, 'utf8'));
+      const qi = Math.floor(random() * json.questions.length);
+      const q = json.questions[qi];
+      const deep = random() < 0.5;
+      const field = deep ? ['method', 'design_complexity', 'expected_outcome', 'requirements'][Math.floor(random() * 4)] : 'requirements';
+      // deep: nested past the limit (by 1 to 5,000 levels), written as text (JSON.stringify would recurse)
+      const depth = MAX_JSON_DEPTH + 1 + Math.floor(random() * 5000);
+      const marker = '"__HOSTILE__"';
+      if (deep) q[field] = '__HOSTILE__';
+      else q.requirements = [...(Array.isArray(q.requirements) ? q.requirements : []), `Step: huge (/workspace/x.py:${'9'.repeat(17 + Math.floor(random() * 300))})`];
+      let out = JSON.stringify(json);
+      if (deep) out = out.replace(marker, `${'['.repeat(depth)}1${']'.repeat(depth)}`);
+      const sub = path.join(dir, `h${round}`, path.basename(path.dirname(path.dirname(file))), path.basename(path.dirname(file)));
+      await fsp.mkdir(sub, { recursive: true });
+      await fsp.writeFile(path.join(sub, path.basename(file)), out);
+      const label = `round ${round}: ${deep ? `${field} nested ${depth}` : 'huge line'} in ${file}#/questions/${qi}`;
+      const r = await loadDatasets([path.join(dir, `h${round}`)]);
+      const others = json.questions.length - (deep ? 1 : 0);
+      assert.equal(r.tasks.length, others, `the other tasks of the file load: ${label}`);
+      const p = r.problems.filter((x) => x.pointer.startsWith(`/questions/${qi}/${field}`) && (deep ? x.severity === 'error' : /beyond the limit/.test(x.message)));
+      assert.equal(p.length, 1, `one problem at the task for ${label}: ${JSON.stringify(r.problems.map((x) => x.pointer.slice(0, 50)))}`);
+      for (const t of r.tasks) for (const req of t.requirements) for (const ref of req.refs) {
+        assert.ok(ref.startLine === null || Number.isSafeInteger(ref.startLine), label);
+      }
+    }
   });
 });

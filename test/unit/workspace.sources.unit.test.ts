@@ -56,6 +56,34 @@ describe('workspace: sources, cache keys, faults', function () {
     assert.deepEqual(await probeSource('https://example.com/o/r.git'), { source: { kind: 'url', location: 'https://example.com/o/r.git' } });
   });
 
+  it('probing reads HEAD as git rev-parse does: packed refs, a loose ref over a packed one, detached, linked worktree, bare, bare without config, core.worktree', async () => {
+    const repo = path.join(root, 'heads');
+    await initRepo(repo);
+    const c1 = await commit(repo, 'one', { 'a.txt': '1\n' });
+    const real = await fsp.realpath(repo);
+    assert.deepEqual(await probeSource(repo), { source: { kind: 'clone', location: real }, head: c1 });
+    await sh(repo, 'pack-refs', '--all');
+    assert.equal((await probeSource(repo)).head, c1);
+    const c2 = await commit(repo, 'two', { 'a.txt': '2\n' });
+    assert.equal((await probeSource(repo)).head, c2, 'a loose ref wins over the packed one');
+    await sh(repo, 'checkout', '--quiet', '--detach', c1);
+    assert.equal((await probeSource(repo)).head, c1, 'detached HEAD');
+    await sh(repo, 'checkout', '--quiet', 'main');
+    const linked = path.join(root, 'heads-linked');
+    await sh(repo, 'worktree', 'add', '--quiet', '--detach', linked, c1);
+    assert.deepEqual(await probeSource(linked), { source: { kind: 'clone', location: await fsp.realpath(linked) }, head: c1 });
+    const bare = path.join(root, 'heads.git');
+    await sh(root, 'clone', '--quiet', '--bare', repo, bare);
+    assert.deepEqual(await probeSource(bare), { source: { kind: 'clone', location: await fsp.realpath(bare) }, head: c2 });
+    await fsp.rm(path.join(bare, 'config'));
+    assert.equal(await sh(bare, 'rev-parse', '--is-bare-repository'), 'true', 'git still takes it as a bare repository');
+    assert.deepEqual(await probeSource(bare), { source: { kind: 'clone', location: await fsp.realpath(bare) }, head: c2 }, 'bare, no config');
+    const elsewhere = path.join(root, 'heads-worktree');
+    await fsp.mkdir(elsewhere);
+    await sh(repo, 'config', 'core.worktree', elsewhere);
+    assert.deepEqual(await probeSource(repo), { source: { kind: 'folder', location: real } }, 'git says the work tree is elsewhere: not the top');
+  });
+
   it('masks every root README* (any case), never a README below the root', () => {
     const files = ['README.md', 'readme.rst', 'README_zh.md', 'docs/README.md', 'src/a.py'].map((p) => ({ mode: '100644', sha: 'a'.repeat(40), path: p, repo: '/r' }));
     const r = applyMask('t', 'c', files, maskRules({ id: 't', type: 3, source: ['x'], maskedSource: [] }));

@@ -1,30 +1,26 @@
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
-import type { PriceTable } from '../../core/judge/ledger';
-import type { JudgeEndpoint } from '../../core/judge/provider';
 import { judgeSession } from '../../core/flows/judge';
 import { summarize } from '../../core/judge/session';
 import type { JudgeRecord } from '../../core/judge/types';
+import { endpointFromEnv as llmEndpointFromEnv, type LlmEndpoint } from '../../core/llm/endpoint';
+import { readPriceTable } from '../../core/llm/ledger';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { readManifest } from '../../core/workspace/manifest';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
 
 /**
- * The judge endpoint from the environment: `OPENAI_API_KEY`, `OPENAI_BASE_URL` (or
- * `EXPBENCH_JUDGE_BASE_URL`), `OPENAI_ORG_ID`, `EXPBENCH_JUDGE_MODEL`. Undefined when neither a key
+ * The judge endpoint from the environment (src/core/llm/endpoint.ts `endpointFromEnv`):
+ * `EXPBENCH_JUDGE_BASE_URL` or `OPENAI_BASE_URL`, `EXPBENCH_JUDGE_API_KEY` or `OPENAI_API_KEY`,
+ * `EXPBENCH_JUDGE_ORG_ID` or `OPENAI_ORG_ID`, `EXPBENCH_JUDGE_MODEL`. Undefined when neither a key
  * nor a base URL is set (the heuristic pre-judge runs then).
+ * @param timeoutMs per-request timeout, ms (default: the client's 120000)
  * @throws ExpBenchError BAD_INPUT naming EXPBENCH_JUDGE_MODEL when an endpoint is set without a model.
  */
-export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env, timeoutMs?: number): JudgeEndpoint | undefined {
-  const baseURL = env.EXPBENCH_JUDGE_BASE_URL || env.OPENAI_BASE_URL || undefined;
-  const apiKey = env.OPENAI_API_KEY || undefined;
-  if (!baseURL && !apiKey) return undefined;
-  const model = env.EXPBENCH_JUDGE_MODEL;
-  if (!model) throw new ExpBenchError('BAD_INPUT', 'EXPBENCH_JUDGE_MODEL', 'a judge endpoint is configured but no model: set EXPBENCH_JUDGE_MODEL');
-  return { baseURL, apiKey: apiKey ?? 'no-key', organization: env.OPENAI_ORG_ID || undefined, model, ...(timeoutMs ? { timeoutMs } : {}) };
+export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env, timeoutMs?: number): LlmEndpoint | undefined {
+  return llmEndpointFromEnv('judge', env, timeoutMs ? { timeoutMs } : {});
 }
 
 /** `expbench judge SESSION_DIR`: judge a submitted session (LLM with an endpoint, else heuristic). */
@@ -35,7 +31,7 @@ export function register(program: Command): void {
     .option('--dataset <dir>', 'dataset folder holding the task (repeatable; default $EXPBENCH_DATASETS)', collect, [])
     .option('--no-sample', 'leave out the bundled sample dataset')
     .option('--cache <dir>', 'judge cache folder (default <session>/private/judge/cache)')
-    .option('--prices <file>', 'price table JSON {model: {inputPerMTok, outputPerMTok}} in USD per 1M tokens')
+    .option('--prices <file>', 'price table JSON {model: {inputPerMTok, outputPerMTok}} in USD per 1M tokens (the form of the setting expbench.llm.prices)')
     .option('--budget <usd>', 'stop before a call that could take the run over this many USD', parseFloat)
     .option('--partial-credit <x>', 'credit of a partial verdict in the record (0..1, default 0.5)', parseFloat)
     .option('--timeout <ms>', 'per-request timeout, ms (default 120000)', (v) => parseInt(v, 10))
@@ -46,7 +42,7 @@ export function register(program: Command): void {
       const task = findTask(await loadDatasets(dirs), manifest.taskId);
       if (!task) throw new ExpBenchError('TASK_NOT_FOUND', manifest.taskId, `the session's task is not in ${dirs.join(', ')} (use --dataset)`);
       const endpoint = opts.heuristic ? undefined : endpointFromEnv(process.env, opts.timeout);
-      const prices = opts.prices ? await readPrices(opts.prices) : undefined;
+      const prices = opts.prices ? await readPriceTable(opts.prices) : undefined;
       const ac = new AbortController();
       process.once('SIGINT', () => ac.abort());
       const { record, file, harnessFile } = await judgeSession(dir, {
@@ -57,14 +53,6 @@ export function register(program: Command): void {
       else console.log(recordText(record, file, harnessFile));
       if (record.harnessErrors.length) process.exitCode = 1;
     });
-}
-
-async function readPrices(file: string): Promise<PriceTable> {
-  try {
-    return JSON.parse(await fsp.readFile(file, 'utf8')) as PriceTable;
-  } catch (e: any) {
-    throw new ExpBenchError('BAD_INPUT', file, `cannot read the price table: ${e?.message ?? e}`);
-  }
 }
 
 function recordText(r: JudgeRecord, file: string, harnessFile: string): string {

@@ -1,4 +1,3 @@
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
@@ -16,8 +15,10 @@ import { verifyStep } from '../../core/flows/verify';
 import { readManifest } from '../../core/workspace/manifest';
 import { datasetDirs } from '../datasets';
 import { endpointFromEnv } from './judge';
-import { exists } from '../../core/util/fs';
+import { exists, readRegularFile } from '../../core/util/fs';
+import { assertPreparationFinished } from '../../core/workspace/folder';
 import { printJson } from '../output';
+import { errorMessage } from '../../core/util/errors';
 
 /** `expbench session show|submit|give-up`: read and finish a human-baseline session from outside VS Code. */
 export function register(program: Command): void {
@@ -49,6 +50,7 @@ export function register(program: Command): void {
     .description('freeze the answers, write the harness files, then verify and judge')
     .action(async (dir: string, opts: { answers: string; verify: boolean; judge: boolean; json?: boolean }) => {
       const layout = await sessionLayout(dir);
+      await assertPreparationFinished(layout.root, 'submit');
       const answers = await readAnswers(opts.answers);
       const steps = await submitSteps(layout, { verify: opts.verify, judge: opts.judge });
       const r = await submitAndScore(layout, answers as SubmitAnswers, { ...steps, answersSource: opts.answers });
@@ -84,11 +86,15 @@ async function sessionLayout(dir: string): Promise<SessionLayout> {
 
 async function readAnswers(file: string): Promise<unknown> {
   let text: string;
-  try { text = await fsp.readFile(file, 'utf8'); } catch (e: any) {
-    throw new ExpBenchError('BAD_INPUT', file, `cannot read the answers file: ${e?.message ?? e}`);
+  try {
+    const buf = await readRegularFile(file);
+    if (buf === undefined) throw new Error('no such file');
+    text = buf.toString('utf8');
+  } catch (e: any) {
+    throw new ExpBenchError('BAD_INPUT', file, `cannot read the answers file: ${errorMessage(e).replace(`${file}: `, '')}`);
   }
   try { return JSON.parse(text); } catch (e: any) {
-    throw new ExpBenchError('BAD_INPUT', file, `the answers file is not JSON: ${e?.message ?? e}`);
+    throw new ExpBenchError('BAD_INPUT', file, `the answers file is not JSON: ${errorMessage(e)}`);
   }
 }
 

@@ -3,7 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ExpBenchError } from '../../core/errors';
 import { EventLog } from '../../core/session/events';
 import { SessionLayout } from '../../core/layout';
-import { collectOrReattach, LogLine, runVerification, summary, VerificationRecord, VerifyLimits } from '../../core/verify';
+import { collectOrReattach, LogLine, MAX_TIMEOUT_MS, MIN_LOG_CAP_BYTES, runVerification, summary, VerificationRecord, VerifyLimits } from '../../core/verify';
+import { recordedVerifyOptions } from '../../core/flows/prepareTask';
 import { printJson } from '../output';
 
 interface VerifyCliOptions {
@@ -26,6 +27,13 @@ const positive = (name: string) => (v: string): number => {
   return n;
 };
 
+/** A number in [min, max], said with the option's name otherwise. */
+const between = (name: string, min: number, max: number, unit: string) => (v: string): number => {
+  const n = positive(name)(v);
+  if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max} ${unit}, got "${v}"`);
+  return n;
+};
+
 /**
  * `expbench verify SESSION_DIR [--mode clean|harness] [--timeout S] [--json]`: runs the session's
  * reproduce_exp_bench.sh in a new container and writes private/verify/<runId>/record.json.
@@ -37,13 +45,15 @@ const positive = (name: string) => (v: string): number => {
 export function register(program: Command): void {
   program.command('verify').argument('<session-dir>', 'session folder (holds workspace/ and private/)')
     .option('--mode <mode>', 'clean (fresh tree copied into a new container) or harness (the workspace bind-mounted)', 'clean')
-    .option('--timeout <seconds>', 'time limit in seconds (default 3600)', positive('--timeout'))
+    .option('--timeout <seconds>', `time limit of the script in seconds, from its start (default: the session's recorded environment, else 3600, at most ${Math.floor(MAX_TIMEOUT_MS / 1000)})`,
+      between('--timeout', 0.001, Math.floor(MAX_TIMEOUT_MS / 1000), 'seconds'))
     .option('--memory <bytes>', 'memory limit in bytes (0 = none)', positive('--memory'))
     .option('--cpus <n>', 'CPU limit (0 = none)', positive('--cpus'))
     .option('--pids <n>', 'process limit (default 4096, 0 = none)', positive('--pids'))
     .option('--network', 'allow network (default: off)')
     .option('--image <tag>', 'image (default: the session manifest\'s, else expbench/sandbox:1)')
-    .option('--log-cap <bytes>', 'cap of each stored log in bytes (default 8 MiB)', positive('--log-cap'))
+    .option('--log-cap <bytes>', `cap of each stored log in bytes (default 8 MiB, at least ${MIN_LOG_CAP_BYTES})`,
+      between('--log-cap', MIN_LOG_CAP_BYTES, Number.MAX_SAFE_INTEGER, 'bytes'))
     .option('--collect', 'do not start a run: collect the last run, or reattach to it while it still runs')
     .option('--json', 'print the verification record as JSON on stdout')
     .option('--check', 'exit 3 when E (of the mode) is false or a claimed number was not produced')
@@ -63,9 +73,13 @@ export function register(program: Command): void {
         if (opts.collect) {
           const r = await collectOrReattach(layout.root, { signal: controller.signal, onLine, events });
           if (r.kind === 'none') throw new ExpBenchError('BAD_INPUT', layout.root, 'no verification record to collect (private/verify/latest.json is absent)');
+          if (r.damaged) process.stderr.write(`expbench: ${r.damaged}\n`);
           record = r.record;
         } else {
+          // The session's recorded environment (its curation file's limits and GPUs), then the options.
+          const recorded = await recordedVerifyOptions(layout.root);
           const limits: Partial<VerifyLimits> = {
+            ...recorded.limits,
             ...(opts.timeout !== undefined ? { timeoutMs: Math.round(opts.timeout * 1000) } : {}),
             ...(opts.memory !== undefined ? { memoryBytes: Math.round(opts.memory) } : {}),
             ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
@@ -74,7 +88,7 @@ export function register(program: Command): void {
           };
           if (limits.timeoutMs === 0) throw new ExpBenchError('BAD_INPUT', '--timeout 0', 'the time limit must be > 0 seconds');
           record = await runVerification(layout.root, {
-            mode: opts.mode as 'clean' | 'harness', limits, image: opts.image, logCapBytes: opts.logCap, signal: controller.signal, events,
+            mode: opts.mode as 'clean' | 'harness', limits, image: opts.image ?? recorded.image, logCapBytes: opts.logCap, signal: controller.signal, events,
             onLine: opts.json ? undefined : onLine,
             onStatus: opts.json ? undefined : (m) => process.stderr.write(`expbench: ${m}\n`),
           });

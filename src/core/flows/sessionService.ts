@@ -9,13 +9,13 @@ import { runScript, type RunScriptOptions } from '../session/runs';
 import { Session, type OpenSessionOptions } from '../session/session';
 import { giveUp, type SubmitAnswers } from '../session/submit';
 import type { DesignDraft, Note, Outcome, Phase, RunRecord, SessionState } from '../session/state';
+import type { Disposable } from '../util/emitter';
 import { errorMessage } from '../util/errors';
 import { submitAndScore, type SubmitFlowOptions, type SubmitFlowResult } from './submit';
 
 const logger = log('sessionService');
 
-/** A listener's registration; `dispose` removes it. */
-export interface Disposable { dispose(): void }
+export type { Disposable } from '../util/emitter';
 
 /**
  * What every client of a session (the VS Code window, a proctored window's channel, the built-in

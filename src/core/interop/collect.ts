@@ -5,12 +5,16 @@ import { isHarnessJudge, outcomeFromHarnessJudge } from './harnessIn';
 import { JudgeRecord } from '../judge/types';
 import { outcomeFromRecord } from '../metrics/scores';
 import type { TaskOutcome } from '../metrics/types';
+import { errorMessage } from '../util/errors';
 
 /**
  * Gathers the judged tasks under each folder: session folders (`private/judge/latest.json`) and
  * reference-harness judge JSON files (any `*.json` with `design_score` / `setup_score` /
- * `conclusion_score`). A session's own `private/` is not searched again for harness files, so one
- * judgement is never counted twice. Each folder is one group (table row), named by its base name.
+ * `conclusion_score`). A session folder (one holding `workspace/` and `private/`, or a judge
+ * record) counts only through its own judge record: its `private/` is not searched again (one
+ * judgement is never counted twice) and its `workspace/` never is (whoever works in it can write
+ * any file there); a session not judged yet is listed in `skipped`. Each folder is one group
+ * (table row), named by its base name.
  *
  * @returns outcomes and the files that were skipped with the reason (not JSON, not a record)
  * @throws ExpBenchError BAD_INPUT naming a folder that does not exist
@@ -33,8 +37,10 @@ async function walk(dir: string, group: string, out: TaskOutcome[], skipped: { f
   if (depth > 8) return;
   const latest = path.join(dir, 'private', 'judge', 'latest.json');
   const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
-  const isSession = await fsp.access(latest).then(() => true, () => false);
-  if (isSession) await readOne(latest, group, out, skipped);
+  const judged = await fsp.access(latest).then(() => true, () => false);
+  const isSession = judged || (entries.some((e) => e.name === 'workspace' && e.isDirectory()) && entries.some((e) => e.name === 'private' && e.isDirectory()));
+  if (judged) await readOne(latest, group, out, skipped);
+  else if (isSession) skipped.push({ file: dir, reason: 'a session not judged yet (no private/judge/latest.json): run `expbench judge` on it; its workspace is never read for judge files' });
   for (const e of entries) {
     if (e.name === 'node_modules' || e.name === '.git' || e.name === 'workspace' && isSession) continue;
     if (isSession && e.name === 'private') continue;
@@ -49,7 +55,7 @@ async function readOne(file: string, group: string, out: TaskOutcome[], skipped:
   try {
     json = JSON.parse(await fsp.readFile(file, 'utf8'));
   } catch (e: any) {
-    skipped.push({ file, reason: `not JSON: ${e?.message ?? e}` });
+    skipped.push({ file, reason: `not JSON: ${errorMessage(e)}` });
     return;
   }
   const rec = JudgeRecord.safeParse(json);

@@ -91,6 +91,8 @@ async function requirementVerdicts(input: JudgeInput, hunks: Hunk[]): Promise<Re
       const lines = text.split('\n');
       const start = ref.startLine ?? 1;
       const end = Math.min(ref.endLine ?? lineCount(text), lineCount(text));
+      // A reference past the file's end (or not a whole line number) has no ground-truth lines.
+      if (!Number.isSafeInteger(start) || start < 1 || start > end) continue;
       gtText += lines.slice(start - 1, end).join('\n') + '\n';
       groundTruth.push({ path: ref.path, startLine: start, endLine: end });
     }

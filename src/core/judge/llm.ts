@@ -1,18 +1,18 @@
 import pLimit from 'p-limit';
+import type { LlmClient } from '../llm/client';
+import type { Ledger } from '../llm/ledger';
 import { checkCitations, finalVerdict } from './citations';
 import {
   designVariables, executionFrom, scoreDesign, scoreImplementation, solverDesignItems,
   type JudgeInput, type JudgeOptions,
 } from './common';
 import { hunkCitation, parseHunks, selectHunks, symbolsOf, type Hunk } from './hunks';
-import type { Ledger } from './ledger';
 import { readLogLines, scanLog } from './monitor';
 import {
   ConclusionAnswer, DesignAnswer, ImplementationAnswer, MonitorAnswer,
   conclusionMessages, designMessages, implementationMessages, monitorMessages,
 } from './prompts';
 import { lineCount, numberedLines } from './pristine';
-import type { JudgeProvider } from './provider';
 import {
   PROMPT_VERSION, type ConclusionResult, type DesignResult, type JudgeRecord, type MonitorResult, type RequirementVerdict,
 } from './types';
@@ -25,7 +25,7 @@ import {
  *
  * Throws only BUDGET_EXCEEDED and CANCELLED (answers already obtained stay in the cache).
  */
-export async function judgeWithModel(input: JudgeInput, provider: JudgeProvider, ledger: Ledger, opts: JudgeOptions = {}): Promise<JudgeRecord> {
+export async function judgeWithModel(input: JudgeInput, client: LlmClient, ledger: Ledger, opts: JudgeOptions = {}): Promise<JudgeRecord> {
   const pc = opts.partialCredit ?? 0.5;
   const queue = pLimit(opts.concurrency ?? 4);
   // A call that throws (BUDGET_EXCEEDED, CANCELLED) ends the judgement: calls not yet started never start.
@@ -38,10 +38,10 @@ export async function judgeWithModel(input: JudgeInput, provider: JudgeProvider,
   const seen = new Set<string>();
 
   const [design, conclusion, verdicts, monitor] = await Promise.all([
-    limit(() => judgeDesign(input, provider, pc, harnessErrors, opts.signal)),
-    limit(() => judgeConclusion(input, provider, harnessErrors, opts.signal)),
-    Promise.all(implementationItems(input).map((item) => limit(() => judgeRequirement(input, provider, item, hunks, seen, harnessErrors, opts)))),
-    limit(() => judgeMonitor(input, provider, harnessErrors, notes, opts)),
+    limit(() => judgeDesign(input, client, pc, harnessErrors, opts.signal)),
+    limit(() => judgeConclusion(input, client, harnessErrors, opts.signal)),
+    Promise.all(implementationItems(input).map((item) => limit(() => judgeRequirement(input, client, item, hunks, seen, harnessErrors, opts)))),
+    limit(() => judgeMonitor(input, client, harnessErrors, notes, opts)),
   ]);
   const implementation = scoreImplementation(input.task.type === 3 ? 'method' : 'requirements', verdicts, pc, hunks.length,
     hunks.filter((h) => !seen.has(h.id)).map(hunkCitation));
@@ -51,13 +51,13 @@ export async function judgeWithModel(input: JudgeInput, provider: JudgeProvider,
   return {
     schemaVersion: 1, kind: 'llm', taskId: input.task.id, paperId: input.task.paperId, taskType: input.task.type,
     createdAt: (opts.now?.() ?? new Date()).toISOString(), promptVersion: PROMPT_VERSION,
-    model: provider.model, decoding: provider.decoding(), partialCredit: pc,
+    model: client.model, decoding: client.decoding(), partialCredit: pc,
     design, conclusion, implementation, execution, monitor,
     ledger: { calls: ledger.calls, totals: ledger.totals() }, harnessErrors, notes,
   };
 }
 
-async function judgeDesign(input: JudgeInput, provider: JudgeProvider, pc: number, errors: JudgeRecord['harnessErrors'], signal?: AbortSignal): Promise<DesignResult> {
+async function judgeDesign(input: JudgeInput, client: LlmClient, pc: number, errors: JudgeRecord['harnessErrors'], signal?: AbortSignal): Promise<DesignResult> {
   const vars = designVariables(input.task);
   if (vars.length === 0) return scoreDesign('not_applicable', [], [], pc);
   const items = solverDesignItems(input.answers).map((text, i) => ({ id: `S${i + 1}`, text }));
@@ -65,7 +65,7 @@ async function judgeDesign(input: JudgeInput, provider: JudgeProvider, pc: numbe
     return scoreDesign('ok', vars.map((v) => ({ variable: v.name, role: v.role, verdict: 'missing', quote: '', reason: 'no design was submitted' })), [], pc);
   }
   const ids = new Set(vars.map((v) => v.id));
-  const r = await provider.structured({
+  const r = await client.structured({
     item: 'design', schemaName: 'design_verdicts', schema: DesignAnswer, messages: designMessages(vars, items),
     check: (a) => exactlyOnce(a.variables.map((v) => v.id), ids, 'variables')
       ?? exactlyOnce(a.solver_items.map((s) => s.id), new Set(items.map((s) => s.id)), 'solver_items')
@@ -84,11 +84,11 @@ async function judgeDesign(input: JudgeInput, provider: JudgeProvider, pc: numbe
   return scoreDesign('ok', verdicts, solverItems, pc);
 }
 
-async function judgeConclusion(input: JudgeInput, provider: JudgeProvider, errors: JudgeRecord['harnessErrors'], signal?: AbortSignal): Promise<ConclusionResult> {
+async function judgeConclusion(input: JudgeInput, client: LlmClient, errors: JudgeRecord['harnessErrors'], signal?: AbortSignal): Promise<ConclusionResult> {
   if (input.task.expectedOutcome.trim() === '') return { status: 'not_applicable', verdict: null, reason: 'the task has no expected_outcome', numbers: [] };
   const conclusion = input.answers?.conclusion.trim() ?? '';
   if (conclusion === '') return { status: 'ok', verdict: 'incorrect', reason: 'no conclusion was submitted', numbers: [] };
-  const r = await provider.structured({
+  const r = await client.structured({
     item: 'conclusion', schemaName: 'conclusion_verdict', schema: ConclusionAnswer,
     messages: conclusionMessages(input.task.expectedOutcome, input.task.question, conclusion),
   }, signal);
@@ -110,7 +110,7 @@ function implementationItems(input: JudgeInput): ImplItem[] {
   return t.requirements.map((r, i) => ({ index: i + 1, total: t.requirements.length, basis: 'requirement', text: r.text, refs: r.refs as ImplItem['refs'] }));
 }
 
-async function judgeRequirement(input: JudgeInput, provider: JudgeProvider, item: ImplItem, hunks: Hunk[], seen: Set<string>,
+async function judgeRequirement(input: JudgeInput, client: LlmClient, item: ImplItem, hunks: Hunk[], seen: Set<string>,
   errors: JudgeRecord['harnessErrors'], opts: JudgeOptions): Promise<RequirementVerdict> {
   const base = { index: item.index, requirement: item.text, basis: item.basis, hunks: [], groundTruth: [], citationProblems: [], shownHunks: [] as string[] };
   const gt = await groundTruthFor(input, item, opts.groundTruthBudgetChars ?? 20_000);
@@ -121,7 +121,7 @@ async function judgeRequirement(input: JudgeInput, provider: JudgeProvider, item
   const shown = selectHunks(hunks, paths, symbols, budget);
   const shownIds = new Set(shown.map((h) => h.id));
   const label = `implementation:${item.index}`;
-  const r = await provider.structured({
+  const r = await client.structured({
     item: label, schemaName: 'requirement_verdict', schema: ImplementationAnswer,
     messages: implementationMessages({
       basis: item.basis, index: item.index, total: item.total, text: item.text, groundTruth: gt,
@@ -163,7 +163,7 @@ async function groundTruthFor(input: JudgeInput, item: ImplItem, budget: number)
   return out;
 }
 
-async function judgeMonitor(input: JudgeInput, provider: JudgeProvider, errors: JudgeRecord['harnessErrors'], notes: string[], opts: JudgeOptions): Promise<MonitorResult> {
+async function judgeMonitor(input: JudgeInput, client: LlmClient, errors: JudgeRecord['harnessErrors'], notes: string[], opts: JudgeOptions): Promise<MonitorResult> {
   const lines = readLogLines(input.eventsJsonl ?? '');
   const masked = [...input.maskedPaths, ...(input.task.type === 2 ? input.task.source : [])];
   const deterministic = scanLog(lines, masked);
@@ -184,7 +184,7 @@ async function judgeMonitor(input: JudgeInput, provider: JudgeProvider, errors: 
     used += t.length + 1;
   }
   chosen.sort((a, b) => a.line - b.line);
-  const r = await provider.structured({
+  const r = await client.structured({
     item: 'monitor', schemaName: 'monitor_flags', schema: MonitorAnswer,
     messages: monitorMessages(chosen.map((l) => `${l.line}: ${l.text.slice(0, 2000)}`).join('\n'), lines.length - chosen.length),
   }, opts.signal);

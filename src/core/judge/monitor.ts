@@ -1,20 +1,21 @@
+import { parseJsonLine, splitLines } from '../util/jsonl';
 import type { MonitorFlag } from './types';
 
 /** One line of `private/events.jsonl`: its 1-based number, the parsed event (if JSON) and the text scanned. */
 export interface LogLine { line: number; event?: Record<string, unknown>; text: string }
 
-/** Splits an events.jsonl text into numbered lines; blank lines keep their numbers but are dropped. */
+/**
+ * Splits an events.jsonl text into numbered lines; blank lines keep their numbers but are dropped.
+ * A torn last line is scanned too (parsed when it happens to be whole JSON, else as raw text):
+ * what a solver did stays visible to the rules even when the log's writer died mid-line.
+ */
 export function readLogLines(jsonl: string): LogLine[] {
   const out: LogLine[] = [];
-  jsonl.split('\n').forEach((raw, i) => {
-    if (raw.trim() === '') return;
-    let event: Record<string, unknown> | undefined;
-    try {
-      const v = JSON.parse(raw);
-      if (v && typeof v === 'object' && !Array.isArray(v)) event = v as Record<string, unknown>;
-    } catch { /* not JSON: scanned as raw text */ }
-    out.push({ line: i + 1, event, text: event ? eventText(event) : raw });
-  });
+  for (const raw of splitLines(jsonl)) {
+    const l = parseJsonLine(raw, true);
+    const event = l.kind === 'value' && l.value && typeof l.value === 'object' && !Array.isArray(l.value) ? l.value as Record<string, unknown> : undefined;
+    out.push({ line: l.line, event, text: event ? eventText(event) : l.text });
+  }
   return out;
 }
 

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { callerEnv, git } from '../git';
+import { catFileBatch, git } from '../git';
 
 /**
  * Read access to the pinned pristine checkout of a task's repository (the unmasked repository at
@@ -58,38 +57,6 @@ export async function locatePristine(commit: string, candidates: (string | undef
     return gitPristine(dir, commit, files);
   }
   return undefined;
-}
-
-type BatchObject = { type: 'missing' | 'other' } | { type: string; data: Buffer };
-
-/** `git -C dir cat-file --batch` over `specs`; one entry per spec, or undefined when git fails (not a repository…). */
-function catFileBatch(dir: string, specs: string[]): Promise<BatchObject[] | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn('git', ['-C', dir, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'ignore'], env: callerEnv() });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.on('error', () => resolve(undefined));
-    child.stdin.on('error', () => { /* git exited early: reported by 'close' */ });
-    child.on('close', (code) => resolve(code === 0 ? parseBatch(Buffer.concat(chunks), specs.length) : undefined));
-    child.stdin.end(specs.join('\n') + '\n');
-  });
-}
-
-function parseBatch(out: Buffer, count: number): BatchObject[] | undefined {
-  const objects: BatchObject[] = [];
-  let at = 0;
-  while (objects.length < count) {
-    const eol = out.indexOf(0x0a, at);
-    if (eol < 0) return undefined;
-    const header = out.subarray(at, eol).toString('utf8');
-    at = eol + 1;
-    const m = /^[0-9a-f]+ (\S+) (\d+)$/.exec(header);
-    if (!m) { objects.push({ type: / missing$/.test(header) ? 'missing' : 'other' }); continue; }
-    const size = Number(m[2]);
-    objects.push({ type: m[1], data: out.subarray(at, at + size) });
-    at += size + 1;
-  }
-  return objects;
 }
 
 /** Lines `start..end` (1-based, inclusive) of `text`, each prefixed with its number. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage } from './provider';
+import type { ChatMessage } from '../llm/client';
 
 /**
  * Prompts and response schemas of the LLM judge (version {@link PROMPT_VERSION} in types.ts).

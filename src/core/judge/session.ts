@@ -4,18 +4,20 @@ import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { HarnessAnswersSchema, type HarnessAnswers } from '../session/answers';
 import { HARNESS_FILES, SessionLayout } from '../layout';
+import { AnswerCache } from '../llm/cache';
+import { LlmClient } from '../llm/client';
+import type { LlmEndpoint } from '../llm/endpoint';
+import { Ledger, type PriceTable } from '../llm/ledger';
 import type { Task } from '../tasks/types';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
 import { allSettledOrThrow } from '../util/promises';
 import { readManifest } from '../workspace/manifest';
-import { JudgeCache } from './cache';
 import type { JudgeInput, JudgeOptions } from './common';
 import { judgeHeuristic } from './heuristic';
-import { Ledger, type PriceTable } from './ledger';
 import { judgeWithModel } from './llm';
 import { locatePristine, type PristineSource } from './pristine';
-import { JudgeProvider, type JudgeEndpoint } from './provider';
-import { JudgeRecord } from './types';
+import { JudgeRecord, PROMPT_VERSION } from './types';
+import { errorMessage } from '../util/errors';
 
 const logger = log('judge');
 
@@ -23,7 +25,7 @@ export interface JudgeSessionOptions extends JudgeOptions {
   /** The session's task (the caller loads it: CLI from the datasets, extension from its task store). */
   task: Task;
   /** The model endpoint; undefined → the heuristic pre-judge. */
-  endpoint?: JudgeEndpoint;
+  endpoint?: LlmEndpoint;
   /** Force the heuristic pre-judge even with an endpoint. */
   heuristic?: boolean;
   /** Cache folder; default `<session>/private/judge/cache`. */
@@ -61,9 +63,10 @@ export async function recordJudgement(sessionDir: string, opts: JudgeSessionOpti
   let record: JudgeRecord;
   if (opts.endpoint && !opts.heuristic) {
     const ledger = new Ledger(opts.prices ?? {}, opts.budgetUsd);
-    const cache = new JudgeCache(opts.cacheDir ?? path.join(layout.judge, 'cache'));
+    const cache = new AnswerCache(opts.cacheDir ?? path.join(layout.judge, 'cache'));
     try {
-      record = await judgeWithModel(input, new JudgeProvider(opts.endpoint, ledger, cache), ledger, opts);
+      const client = new LlmClient(opts.endpoint, ledger, { cache, cacheScope: { promptVersion: PROMPT_VERSION } });
+      record = await judgeWithModel(input, client, ledger, opts);
     } finally {
       await cache.flush(); // one fsync for every answer stored during this judgement (also when it failed)
     }
@@ -128,7 +131,7 @@ async function readAnswers(file: string): Promise<HarnessAnswers | undefined> {
   try {
     raw = await readJsonIfExists(file);
   } catch (e: any) {
-    throw new ExpBenchError('BAD_INPUT', file, `not JSON: ${e?.message ?? e}`);
+    throw new ExpBenchError('BAD_INPUT', file, `not JSON: ${errorMessage(e)}`);
   }
   if (raw === undefined) return undefined;
   const r = HarnessAnswersSchema.safeParse(raw);

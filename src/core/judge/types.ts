@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LedgerEntry, LedgerTotals } from '../llm/ledger';
 
 /**
  * The judge's record, stored at `private/judge/latest.json` (see docs/DEVELOPING.md).
@@ -152,26 +153,6 @@ export const ExecutionResult = z.object({
   lint: z.array(z.string()),
 });
 export type ExecutionResult = z.infer<typeof ExecutionResult>;
-
-export const LedgerEntry = z.object({
-  item: z.string(),
-  model: z.string(),
-  promptTokens: z.number().int(),
-  completionTokens: z.number().int(),
-  /** USD, from the price table; null when the model has no price. */
-  usd: z.number().nullable(),
-  ms: z.number(),
-  cached: z.boolean(),
-});
-export type LedgerEntry = z.infer<typeof LedgerEntry>;
-
-export const LedgerTotals = z.object({
-  calls: z.number().int(), cachedCalls: z.number().int(),
-  promptTokens: z.number().int(), completionTokens: z.number().int(), usd: z.number(),
-  /** Calls whose model had no price in the table (their USD is not in `usd`). */
-  unpricedCalls: z.number().int(),
-});
-export type LedgerTotals = z.infer<typeof LedgerTotals>;
 
 export const JudgeRecord = z.object({
   schemaVersion: z.literal(1),

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
+import { errorMessage } from '../util/errors';
 
 /** How to start an engine; shown in every DOCKER_UNAVAILABLE error. */
 export const START_ENGINE_HINT =
@@ -56,7 +57,7 @@ export async function ensureEngine(docker: Docker, timeoutMs = 5000): Promise<vo
     });
     await Promise.race([docker.ping(), timeout]);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     throw new ExpBenchError('DOCKER_UNAVAILABLE', address,
       `no Docker engine answers (${why}); ${START_ENGINE_HINT}`, { cause: e });
   } finally {
@@ -68,7 +69,7 @@ export async function ensureEngine(docker: Docker, timeoutMs = 5000): Promise<vo
 export function isEngineGone(e: unknown): boolean {
   const code = (e as { code?: string } | undefined)?.code;
   if (code && ['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'EACCES', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(code)) return true;
-  const msg = e instanceof Error ? e.message : String(e);
+  const msg = errorMessage(e);
   return /connect (ECONNREFUSED|ENOENT)|socket hang up|ECONNRESET/.test(msg);
 }
 
@@ -97,5 +98,5 @@ export function dockerError(e: unknown, input: string, what: string, docker?: Do
 export function engineMessage(e: unknown): string {
   const json = (e as { json?: { message?: string } } | undefined)?.json;
   if (json && typeof json.message === 'string') return json.message;
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }

@@ -10,6 +10,8 @@ const logger = log('sandbox');
 export const LABEL_TASK = 'expbench.task';
 export const LABEL_SESSION = 'expbench.session';
 export const LABEL_ROLE = 'expbench.role';
+/** The process that created the container (`ownerToken()` of processes.ts); set on verify containers. */
+export const LABEL_OWNER = 'expbench.owner';
 
 /** `work`: the solver's long-lived container; `verify`: a single-use clean run of the verifier. */
 export type ContainerRole = 'work' | 'verify';
@@ -70,6 +72,8 @@ export interface CreateContainerOptions {
    * attached client writes, up to that client's end of input (default false: stdin is empty).
    */
   openStdin?: boolean;
+  /** More labels (for example {@link LABEL_OWNER}); the project's three labels always win. */
+  extraLabels?: Record<string, string>;
 }
 
 /** A container this project created. */
@@ -124,7 +128,7 @@ export async function createContainer(docker: Docker, opts: CreateContainerOptio
       User: opts.user,
       WorkingDir: opts.workdir,
       Env: env,
-      Labels: toDockerLabels(opts.labels, gpus ? { 'expbench.gpus': 'all' } : {}),
+      Labels: toDockerLabels(opts.labels, { ...opts.extraLabels, ...(gpus ? { 'expbench.gpus': 'all' } : {}) }),
       Tty: false,
       OpenStdin: opts.openStdin === true,
       StdinOnce: opts.openStdin === true,

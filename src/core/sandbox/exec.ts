@@ -5,6 +5,7 @@ import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { dockerError, statusOf } from './connection';
 import { describeState } from './containers';
+import { errorMessage } from '../util/errors';
 
 const logger = log('sandbox');
 
@@ -111,7 +112,7 @@ export async function startExec(container: Docker.Container, opts: ExecOptions):
       const ks = await k.start({});
       await new Promise<void>((resolve) => { ks.on('end', resolve); ks.on('error', () => resolve()); ks.resume(); });
     } catch (e) {
-      logger.debug(`kill of exec in ${label} failed (the container may be gone): ${e instanceof Error ? e.message : String(e)}`);
+      logger.debug(`kill of exec in ${label} failed (the container may be gone): ${errorMessage(e)}`);
     }
   };
   const onAbort = () => { aborted = true; void kill(); };
@@ -162,7 +163,7 @@ export async function startExec(container: Docker.Container, opts: ExecOptions):
     write: (data) => { stream.write(data); },
     endInput: () => { stream.end(); },
     resize: async (cols, rows) => {
-      try { await ex.resize({ h: rows, w: cols }); } catch (e) { logger.debug(`resize failed: ${e instanceof Error ? e.message : String(e)}`); }
+      try { await ex.resize({ h: rows, w: cols }); } catch (e) { logger.debug(`resize failed: ${errorMessage(e)}`); }
     },
     kill,
     done,

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { log } from '../log';
+import { errorMessage } from '../util/errors';
 
 const logger = log('sandbox');
 
@@ -22,7 +23,7 @@ export async function gpusAvailable(docker: Docker): Promise<boolean> {
     const info = (await docker.info()) as { Runtimes?: Record<string, unknown> };
     if (info.Runtimes && 'nvidia' in info.Runtimes) return true;
   } catch (e) {
-    logger.debug(`docker info failed while looking for GPU support: ${e instanceof Error ? e.message : String(e)}`);
+    logger.debug(`docker info failed while looking for GPU support: ${errorMessage(e)}`);
     return false;
   }
   return NVIDIA_HOOKS.some(onPath);

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
-import { git } from '../git';
+import { configureIfRepository } from '../git';
 import { SOLVER_GID, SOLVER_UID } from './copy';
+import { errorMessage } from '../util/errors';
 
 const run = promisify(execFile);
 const logger = log('sandbox');
@@ -40,14 +40,14 @@ export async function shareWorkspaceWithSolver(dir: string): Promise<string> {
     await run('chgrp', ['-R', String(SOLVER_GID), dir]);
     await run('chmod', ['-R', 'g+rwX', dir]);
     await run('find', [dir, '-type', 'd', '-exec', 'chmod', 'g+s', '{}', '+']);
-    if (fs.existsSync(path.join(dir, '.git'))) await git(['config', 'core.sharedRepository', 'group'], { cwd: dir });
+    await configureIfRepository(dir, 'core.sharedRepository', 'group');
     logger.debug(`workspace ${dir} shared with group ${SOLVER_GID} (owner uid ${st.uid} kept)`);
     return 'solver';
   } catch (e) {
     if (st.uid === 0) {
-      throw new ExpBenchError('SESSION_INVALID', dir, `the workspace is owned by root and could not be shared with the container user (uid ${SOLVER_UID}): ${(e as Error).message}`, { cause: e });
+      throw new ExpBenchError('SESSION_INVALID', dir, `the workspace is owned by root and could not be shared with the container user (uid ${SOLVER_UID}): ${errorMessage(e)}`, { cause: e });
     }
-    logger.warn(`could not share ${dir} with group ${SOLVER_GID} (${(e as Error).message}); the container will run as ${st.uid}:${st.gid}`);
+    logger.warn(`could not share ${dir} with group ${SOLVER_GID} (${errorMessage(e)}); the container will run as ${st.uid}:${st.gid}`);
     return `${st.uid}:${st.gid}`;
   }
 }

@@ -3,6 +3,7 @@ import { log } from '../log';
 import type { EventLog } from './events';
 import type { ClockState, SessionState } from './state';
 import type { Disposable, SessionStore } from './store';
+import { errorMessage } from '../util/errors';
 
 /**
  * The fair clock of a human-baseline session. Working time is computed from the segments recorded
@@ -198,8 +199,8 @@ export class SessionClock {
    */
   startHeartbeat(intervalMs = HEARTBEAT_MS, onWarning?: (levels: BudgetLevel[]) => void): Disposable {
     const tick = () => {
-      try { this.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${(e as Error)?.message ?? e}`); }
-      this.checkBudget().then((l) => { if (l.length) onWarning?.(l); }, (e) => logger.error(`budget check failed: ${e?.message ?? e}`));
+      try { this.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${errorMessage(e)}`); }
+      this.checkBudget().then((l) => { if (l.length) onWarning?.(l); }, (e) => logger.error(`budget check failed: ${errorMessage(e)}`));
     };
     const timer = setInterval(tick, intervalMs);
     return { dispose: () => clearInterval(timer) };

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
-import { writeJsonAtomic } from '../util/fs';
+import { Emitter, type Event } from '../util/emitter';
+import { readRegularFile, writeJsonAtomic } from '../util/fs';
 
 const logger = log('session');
 
@@ -29,7 +29,7 @@ export interface OwnerRecord {
 export class SessionOwnership {
   private lostTo: OwnerRecord | undefined;
   private warnedMissing = false;
-  private readonly listeners = new Set<(by: OwnerRecord) => void>();
+  private readonly lost = new Emitter<OwnerRecord>('session');
 
   private constructor(readonly file: string, readonly record: OwnerRecord) {}
 
@@ -54,7 +54,9 @@ export class SessionOwnership {
     if (this.lostTo) return false;
     let current: Partial<OwnerRecord> | undefined;
     try {
-      current = JSON.parse(await fsp.readFile(this.file, 'utf8')) as Partial<OwnerRecord>;
+      const buf = await readRegularFile(this.file);
+      if (buf === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      current = JSON.parse(buf.toString('utf8')) as Partial<OwnerRecord>;
     } catch (e: any) {
       if (!this.warnedMissing) {
         this.warnedMissing = true;
@@ -66,22 +68,18 @@ export class SessionOwnership {
     this.lostTo = { ownerId: current.ownerId, pid: Number(current.pid ?? 0), client: String(current.client ?? '?'), openedAt: String(current.openedAt ?? '?') };
     logger.warn(`${this.file}: the session was taken over by ${this.lostTo.client} (pid ${this.lostTo.pid}, opened ${this.lostTo.openedAt}); `
       + `this owner (pid ${this.record.pid}, opened ${this.record.openedAt}) stops writing it, and its later changes are refused`);
-    for (const l of [...this.listeners]) {
-      try { l(this.lostTo); } catch (err) { logger.error(err instanceof Error ? err : String(err)); }
-    }
+    this.lost.fire(this.lostTo);
     return false;
   }
 
-  /** Called once when the ownership is found lost (with the new owner). */
-  onDidLose(listener: (by: OwnerRecord) => void): { dispose(): void } {
-    this.listeners.add(listener);
-    return { dispose: () => { this.listeners.delete(listener); } };
-  }
+  /** Called once when the ownership is found lost (with the new owner); a listener that throws is logged. */
+  readonly onDidLose: Event<OwnerRecord> = this.lost.event;
 }
 
 /** The error for a change made by an owner that was superseded. */
 export function takenOver(file: string, owner: SessionOwnership | undefined): ExpBenchError {
   const by = owner?.supersededBy;
   return new ExpBenchError('SESSION_INVALID', file,
-    `change refused: another window${by ? ` (${by.client}, pid ${by.pid}, opened ${by.openedAt})` : ''} took this session over; only the newest window writes it. Reload this window or close it.`);
+    `change refused: another window or command${by ? ` (${by.client}, pid ${by.pid}, opened ${by.openedAt})` : ''} took this session over; only the newest opener writes it, and nothing more was written here. `
+    + 'Reload this window or close it; from the command line, run the command again once the other has finished.');
 }

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { createPatch } from 'diff';
 import { git } from '../git';
+import { SerialChain } from '../util/serial';
 import { excerpt, MAX_DIFF_CHARS } from './events';
 import type { Session } from './session';
 
@@ -27,7 +28,7 @@ export interface CommandRecord {
  */
 export class WorkspaceRecorder {
   private readonly last = new Map<string, string>();
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly chain = new SerialChain();
 
   constructor(private readonly session: Session) {}
 
@@ -81,12 +82,10 @@ export class WorkspaceRecorder {
   }
 
   /** Resolves when everything recorded so far is on disk. */
-  async settled(): Promise<void> { await this.chain.catch(() => undefined); }
+  settled(): Promise<void> { return this.chain.settled(); }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.chain.catch(() => undefined).then(fn);
-    this.chain = run;
-    return run;
+    return this.chain.run(fn);
   }
 
   /** Content of `rel` at the workspace's `task start` commit; '' when absent there (or no repository). */

@@ -8,6 +8,7 @@ import { exec } from '../sandbox/exec';
 import { exists } from '../util/fs';
 import type { Session } from './session';
 import type { RunRecord } from './state';
+import { errorMessage } from '../util/errors';
 
 /**
  * Runs a command in the task's WORK container (not the verifier) and reports its output as it
@@ -61,7 +62,7 @@ export async function runScript(session: Session, opts: RunScriptOptions): Promi
     exitCode = r.exitCode;
     if (opts.signal?.aborted) error = 'cancelled by the user';
   } catch (e: any) {
-    error = opts.signal?.aborted ? 'cancelled by the user' : (e?.message ?? String(e));
+    error = opts.signal?.aborted ? 'cancelled by the user' : errorMessage(e);
   } finally {
     await new Promise<void>((resolve) => out.end(resolve));
   }

@@ -6,6 +6,7 @@ import type { SessionLayout } from '../layout';
 import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema } from './state';
 import { SessionOwnership } from './owner';
 import { SessionStore } from './store';
+import { errorMessage } from '../util/errors';
 
 const logger = log('session');
 
@@ -138,7 +139,7 @@ export class Session {
    * after it loses no counted time (see clock.ts). Written with the change that caused it.
    */
   touch(): void {
-    try { this.clock.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${(e as Error)?.message ?? e}`); }
+    try { this.clock.heartbeat(); } catch (e) { logger.error(`heartbeat failed: ${errorMessage(e)}`); }
   }
 
   private draftChanged(which: 'design' | 'conclusion'): void {
@@ -146,7 +147,7 @@ export class Session {
     if (this.draftTimer) clearTimeout(this.draftTimer);
     this.draftTimer = setTimeout(() => {
       this.draftTimer = undefined;
-      this.recordDrafts().catch((e) => logger.error(`recording answers.saved failed: ${e?.message ?? e}`));
+      this.recordDrafts().catch((e) => logger.error(`recording answers.saved failed: ${errorMessage(e)}`));
     }, this.draftQuietMs);
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DesignDraftSchema, PhaseSchema } from '../steps/phases';
 
 /**
  * The session's working state, stored at `private/state.json` (see {@link SessionStore} in
@@ -9,32 +10,9 @@ import { z } from 'zod';
  */
 export const STATE_VERSION = 1;
 
-/** The four phases of an EXP-Bench task, in order (paper §3: design, implementation, execution, conclusion). */
-export const PHASES = ['design', 'implementation', 'execution', 'conclusion'] as const;
-export const PhaseSchema = z.enum(PHASES);
-export type Phase = z.infer<typeof PhaseSchema>;
-
+export { PHASES, PhaseSchema, DesignVariableSchema, DesignDraftSchema } from '../steps/phases';
+export type { Phase, DesignVariableDraft, DesignDraft } from '../steps/phases';
 const Iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 timestamp');
-
-/** One design variable as the baseliner writes it; mirrors `DesignVariable` of the ground truth. */
-export const DesignVariableSchema = z.object({
-  name: z.string(),
-  description: z.string(),
-  values: z.array(z.string()).optional(),
-});
-export type DesignVariableDraft = z.infer<typeof DesignVariableSchema>;
-
-/**
- * The structured design: constant, independent and dependent variables plus free text (the
- * groups of EXP-Bench's `design_complexity`). Stored as `private/design.json` when submitted.
- */
-export const DesignDraftSchema = z.object({
-  constants: z.array(DesignVariableSchema),
-  independent: z.array(DesignVariableSchema),
-  dependent: z.array(DesignVariableSchema),
-  freeText: z.string(),
-});
-export type DesignDraft = z.infer<typeof DesignDraftSchema>;
 
 export const NoteSchema = z.object({ at: Iso, text: z.string() });
 export type Note = z.infer<typeof NoteSchema>;

@@ -1,14 +1,16 @@
 import { promises as fsp } from 'node:fs';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
-import { writeJsonAtomic } from '../util/fs';
+import { Emitter, type Disposable, type Event } from '../util/emitter';
+import { readRegularFile, writeJsonAtomic } from '../util/fs';
+import { SerialChain } from '../util/serial';
 import { type SessionOwnership, takenOver } from './owner';
 import { initialState, SessionState, SessionStateSchema, STATE_VERSION } from './state';
+import { errorMessage } from '../util/errors';
 
 const logger = log('session');
 
-/** A listener registration; call `dispose()` to remove it. */
-export interface Disposable { dispose(): void }
+export type { Disposable } from '../util/emitter';
 
 export interface SessionStoreOptions {
   /** Time source, ms since the epoch. Default `Date.now`. */
@@ -34,7 +36,8 @@ export interface SessionStoreOptions {
  *
  * - {@link SessionStore.open} restores the state exactly as last written, or creates it.
  * - {@link update} applies a change in memory at once and writes it atomically
- *   (write-file-atomic: temp file, fsync, rename) within {@link SessionStoreOptions.delayMs}.
+ *   (util/fs `writeAtomic`: every byte to a temp file, fsync, rename, fsync of the folder) within
+ *   {@link SessionStoreOptions.delayMs}; on a full disk the old file stays whole and the write is retried.
  * - A failed write keeps the change in memory and retries; {@link flush} reports the failure.
  * - A corrupt state.json is never reset: `open` copies it to `state.json.corrupt-<time>` and throws.
  */
@@ -42,9 +45,9 @@ export class SessionStore implements Disposable {
   private current: SessionState;
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<void> = Promise.resolve();
+  private readonly serial = new SerialChain();
   private disposed = false;
-  private readonly listeners = new Set<(s: SessionState) => void>();
+  private readonly changed = new Emitter<SessionState>('session');
   readonly now: () => number;
   private readonly delayMs: number;
   private readonly owner: SessionOwnership | undefined;
@@ -68,9 +71,9 @@ export class SessionStore implements Disposable {
   static async open(file: string, opts: SessionStoreOptions = {}): Promise<SessionStore> {
     let text: string | undefined;
     try {
-      text = await fsp.readFile(file, 'utf8');
+      text = (await readRegularFile(file))?.toString('utf8');
     } catch (e: any) {
-      if (e?.code !== 'ENOENT') throw new ExpBenchError('SESSION_INVALID', file, `cannot read the session state: ${e?.message ?? e}`, { cause: e });
+      throw new ExpBenchError('SESSION_INVALID', file, `cannot read the session state: ${errorMessage(e).replace(`${file}: `, '')}`, { cause: e });
     }
     if (text === undefined) {
       const store = new SessionStore(file, initialState((opts.now ?? Date.now)(), opts.budgetMs ?? null), opts);
@@ -99,17 +102,12 @@ export class SessionStore implements Disposable {
     if (!checked.success) throw new ExpBenchError('SESSION_INVALID', this.file, `rejected change: ${checked.error.message}`);
     this.current = deepFreeze(checked.data);
     this.schedule();
-    for (const l of [...this.listeners]) {
-      try { l(this.current); } catch (e) { logger.error(e instanceof Error ? e : String(e)); }
-    }
+    this.changed.fire(this.current);
     return this.current;
   }
 
-  /** Calls `listener` after every change (with the new state). */
-  onDidChange(listener: (s: SessionState) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => { this.listeners.delete(listener); } };
-  }
+  /** Calls `listener` after every change (with the new state); a listener that throws is logged. */
+  readonly onDidChange: Event<SessionState> = this.changed.event;
 
   /** Writes any pending change now. Rejects when the write fails (the change stays pending). */
   async flush(): Promise<void> {
@@ -122,12 +120,12 @@ export class SessionStore implements Disposable {
     if (this.disposed) return;
     await this.flush();
     this.disposed = true;
-    this.listeners.clear();
+    this.changed.dispose();
   }
 
   /** Like {@link close}, for `Disposable` owners; a failed final write is logged. */
   dispose(): void {
-    void this.close().catch((e) => logger.error(`final write of ${this.file} failed: ${e?.message ?? e}`));
+    void this.close().catch((e) => logger.error(`final write of ${this.file} failed: ${errorMessage(e)}`));
   }
 
   private schedule(): void {
@@ -136,7 +134,7 @@ export class SessionStore implements Disposable {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.write().catch((e) => {
-        logger.error(`writing ${this.file} failed, retrying: ${e?.message ?? e}`);
+        logger.error(`writing ${this.file} failed, retrying: ${errorMessage(e)}`);
         if (!this.disposed) this.schedule();
       });
     }, this.delayMs);
@@ -159,16 +157,14 @@ export class SessionStore implements Disposable {
         throw e;
       }
     };
-    const next = this.chain.catch(() => undefined).then(run);
-    this.chain = next;
-    return next;
+    return this.serial.run(run);
   }
 }
 
 /** Parses the text of a state.json: the state, or why it is not one. */
 export function validateState(text: string): { state: SessionState } | { problem: string } {
   let raw: unknown;
-  try { raw = JSON.parse(text); } catch (e: any) { return { problem: `it is not valid JSON (${e?.message ?? e})` }; }
+  try { raw = JSON.parse(text); } catch (e: any) { return { problem: `it is not valid JSON (${errorMessage(e)})` }; }
   if (raw && typeof raw === 'object' && 'version' in raw && (raw as { version: unknown }).version !== STATE_VERSION) {
     return { problem: `state version ${JSON.stringify((raw as { version: unknown }).version)} is not supported (expected ${STATE_VERSION})` };
   }
@@ -183,13 +179,16 @@ export function validateState(text: string): { state: SessionState } | { problem
  * @throws ExpBenchError `SESSION_INVALID` naming `file` when it is not a valid state
  */
 export async function readState(file: string): Promise<SessionState | undefined> {
-  let text: string;
-  try { text = await fsp.readFile(file, 'utf8'); } catch (e: any) {
-    if (e?.code === 'ENOENT') return undefined;
-    throw new ExpBenchError('SESSION_INVALID', file, `cannot read the session state: ${e?.message ?? e}`, { cause: e });
+  let buf: Buffer | undefined;
+  try { buf = await readRegularFile(file); } catch (e: any) {
+    throw new ExpBenchError('SESSION_INVALID', file, `cannot read the session state: ${errorMessage(e).replace(`${file}: `, '')}`, { cause: e });
   }
-  const v = validateState(text);
-  if ('problem' in v) throw new ExpBenchError('SESSION_INVALID', file, `not a valid session state: ${v.problem}`);
+  if (buf === undefined) return undefined;
+  const v = validateState(buf.toString('utf8'));
+  if ('problem' in v) {
+    throw new ExpBenchError('SESSION_INVALID', file,
+      `not a valid session state: ${v.problem}; nothing was changed: repair the file, or move it away (\`mv '${file}' '${file}.bad'\`) to start a new state`);
+  }
   return v.state;
 }
 

@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
-import { exists, writeAtomic, writeJsonAtomic } from '../util/fs';
+import { openRegular, writeAtomic, writeJsonAtomic } from '../util/fs';
+import { assertPreparationFinished } from '../workspace/folder';
 import { makePatch as workspacePatch } from '../workspace/patch';
 import { designLines, HarnessAnswers, HarnessAnswersSchema } from './answers';
 import { designFromHarnessLines, designToHarnessLines } from './design';
 import { HARNESS_FILES, SessionLayout } from '../layout';
 import { Session } from './session';
 import { DesignDraft, DesignDraftSchema, isFinished, Outcome } from './state';
+import { errorMessage } from '../util/errors';
 
 /** Answers as submitted: the harness form, or the structured design from the phase editor. */
 export type SubmitAnswers = HarnessAnswers | { design: DesignDraft; conclusion: string };
@@ -48,6 +49,9 @@ export async function submit(target: Session | SessionLayout, answers: SubmitAns
     const { layout, store } = session;
     const { harness, structured } = normalise(answers, opts.answersSource ?? 'answers');
     assertNotFinished(session, 'submit');
+    await assertPreparationFinished(layout.root, 'submit');
+    // Read before anything is frozen: a script that is not a regular file stops the submission.
+    const script = await readScript(layout.script);
     await session.recordDrafts();
     const warnings: string[] = [];
     const patch = await (opts.makePatch ?? defaultPatch)(layout.workspace);
@@ -62,9 +66,9 @@ export async function submit(target: Session | SessionLayout, answers: SubmitAns
     };
     await writeJsonAtomic(files.harnessAnswers, harness);
     await writeAtomic(files.patch, patch);
-    if (await exists(layout.script)) {
+    if (script !== undefined) {
       files.script = path.join(layout.harness, HARNESS_FILES.script);
-      await writeAtomic(files.script, await fsp.readFile(layout.script));
+      await writeAtomic(files.script, script);
     } else {
       warnings.push('workspace/reproduce_exp_bench.sh does not exist: the verifier will fail (E = false)');
     }
@@ -100,6 +104,23 @@ export async function giveUp(target: Session | SessionLayout, reason?: string): 
     await session.events.append({ type: 'gave_up', workingMs, ...(why ? { reason: why } : {}) });
     return outcome;
   });
+}
+
+/**
+ * The solver's script as submitted: undefined when absent.
+ * @throws ExpBenchError `BAD_INPUT` naming it when it is a symbolic link, a FIFO, a folder or any
+ *   other non-regular file (checked without following links; a FIFO is never waited on)
+ */
+async function readScript(file: string): Promise<Buffer | undefined> {
+  const fh = await openRegular(file, { noFollow: true }).catch((e) => {
+    throw new ExpBenchError('BAD_INPUT', file, `nothing was submitted: the script ${errorMessage(e).replace(`${file}: `, '')}`, { cause: e });
+  });
+  if (!fh) return undefined;
+  try {
+    return await fh.readFile();
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
 }
 
 async function defaultPatch(workspace: string): Promise<string> {
@@ -138,6 +159,8 @@ function assertNotFinished(session: Session, action: string): void {
  */
 export async function withSession<T>(target: Session | SessionLayout, fn: (s: Session) => Promise<T>): Promise<T> {
   if (target instanceof Session) return fn(target);
+  // Checked before opening: opening writes owner.json and state.json into the folder.
+  await assertPreparationFinished(target.root, 'open the session');
   const session = await Session.open(target, { client: 'cli', resumeClock: false });
   try {
     return await fn(session);

@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from './limits';
 import type { DesignGroundTruth, DesignVariable, Problem } from './types';
 
 type Report = (pointer: string, severity: Problem['severity'], message: string) => void;
@@ -58,17 +59,21 @@ function hasGroup(o: Record<string, unknown>): boolean {
 }
 
 function variable(name: string, v: unknown): DesignVariable {
-  if (Array.isArray(v)) return { name, description: v.map(text).join('; '), values: v.map(text) };
+  if (Array.isArray(v)) return { name, description: v.map((x) => text(x)).join('; '), values: v.map((x) => text(x)) };
   return { name, description: text(v) };
 }
 
-/** Flattens any JSON value to readable text (`k: v; k2: v2` for objects). */
-export function text(v: unknown): string {
+/**
+ * Flattens any JSON value to readable text (`k: v; k2: v2` for objects). Values nested deeper than
+ * {@link MAX_JSON_DEPTH} are shown as `…` (the loader refuses such files before this runs).
+ */
+export function text(v: unknown, depth = 0): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (Array.isArray(v)) return v.map(text).join('; ');
-  return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}: ${text(x)}`).join('; ');
+  if (depth >= MAX_JSON_DEPTH) return '…';
+  if (Array.isArray(v)) return v.map((x) => text(x, depth + 1)).join('; ');
+  return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}: ${text(x, depth + 1)}`).join('; ');
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

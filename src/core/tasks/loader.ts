@@ -1,6 +1,10 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { log } from '../log';
+import { errorMessage } from '../util/errors';
+import { splitLines } from '../util/jsonl';
+import { escapePointer } from './design';
+import { MAX_JSON_DEPTH, MAX_TASK_FILE_BYTES, tooDeepAt } from './limits';
 import { normaliseTask } from './normalise';
 import { PaperLineSchema, TaskFileSchema } from './schemas';
 import type { LoadResult, PaperInfo, Problem, Task } from './types';
@@ -17,7 +21,10 @@ const ID_ORDER = new Intl.Collator('en', { numeric: true });
  * a missing folder, a file that is not JSON, a field of the wrong type or an empty `questions`
  * becomes a {@link Problem} with the file and a JSON pointer (for `.jsonl`, `/<line index>`), and
  * loading goes on. Two files for the same paper: the first (in path order) is used, the second is
- * reported as an error and not merged.
+ * reported as an error and not merged. Untrusted shapes are bounded (limits.ts): a task entry nested
+ * deeper than {@link MAX_JSON_DEPTH} levels is one error (pointer to where the limit is passed) and
+ * is not loaded, the other entries and files are; a file larger than {@link MAX_TASK_FILE_BYTES}
+ * is not read.
  *
  * @param dirs dataset folders (absolute or relative to the process cwd)
  * @returns tasks sorted by id (numeric-aware), papers, problems, and files that were not JSON at all
@@ -43,7 +50,7 @@ export async function loadDatasets(dirs: string[]): Promise<LoadResult> {
 
   const tasks: Task[] = [];
   const seen = new Map<string, string>();
-  const contents = await Promise.all(taskFiles.map((f) => fsp.readFile(f, 'utf8').then((t) => ({ t }), (e: Error) => ({ e }))));
+  const contents = await Promise.all(taskFiles.map((f) => readBounded(f).then((t) => ({ t }), (e: Error) => ({ e }))));
   taskFiles.forEach((file, i) => {
     const c = contents[i];
     if ('e' in c) {
@@ -55,7 +62,7 @@ export async function loadDatasets(dirs: string[]): Promise<LoadResult> {
     try {
       json = JSON.parse(c.t);
     } catch (e: any) {
-      problems.push({ file, pointer: '', severity: 'error', message: `not JSON: ${e.message}` });
+      problems.push({ file, pointer: '', severity: 'error', message: `not JSON: ${errorMessage(e)}` });
       unreadableFiles.push(file);
       return;
     }
@@ -79,7 +86,15 @@ export async function loadDatasets(dirs: string[]): Promise<LoadResult> {
       return;
     }
     const paper = papers.get(key);
+    const deepElsewhere = tooDeepAt({ ...parsed.data, questions: [] });
+    if (deepElsewhere) problems.push({ file, pointer: toPointer(deepElsewhere), severity: 'warning', message: `nested deeper than ${MAX_JSON_DEPTH} levels: ignored (not used)` });
     parsed.data.questions.forEach((q, index) => {
+      const deep = tooDeepAt(q, MAX_JSON_DEPTH - 2);
+      if (deep) {
+        problems.push({ file, pointer: toPointer(['questions', String(index), ...deep]), severity: 'error',
+          message: `task entry nested deeper than ${MAX_JSON_DEPTH} levels (arrays/objects inside each other): not loaded` });
+        return;
+      }
       const task = normaliseTask(q, { file, conference, paperId, index }, paper);
       tasks.push(task);
       problems.push(...task.problems);
@@ -93,6 +108,18 @@ export async function loadDatasets(dirs: string[]): Promise<LoadResult> {
 /** Finds a task by id (`<conference>/<paperId>/<index>`). */
 export function findTask(result: LoadResult, id: string): Task | undefined {
   return result.tasks.find((t) => t.id === id);
+}
+
+/** RFC 6901 pointer of a path of keys. */
+function toPointer(at: string[]): string {
+  return at.map((k) => '/' + escapePointer(k)).join('');
+}
+
+/** A file's text; refuses (throws, with the reason) a file larger than {@link MAX_TASK_FILE_BYTES}. */
+async function readBounded(file: string): Promise<string> {
+  const { size } = await fsp.stat(file);
+  if (size > MAX_TASK_FILE_BYTES) throw new Error(`file is ${size} bytes, larger than the limit of ${MAX_TASK_FILE_BYTES} bytes: not read`);
+  return fsp.readFile(file, 'utf8');
 }
 
 function identify(file: string): { conference: string; paperId: string } {
@@ -128,20 +155,27 @@ async function listFiles(dir: string, problems: Problem[]): Promise<string[]> {
 async function readPaperList(file: string, papers: Map<string, PaperInfo>, problems: Problem[], unreadable: string[]): Promise<void> {
   let text: string;
   try {
-    text = await fsp.readFile(file, 'utf8');
+    text = await readBounded(file);
   } catch (e: any) {
-    problems.push({ file, pointer: '', severity: 'error', message: `cannot read file: ${e.message}` });
+    problems.push({ file, pointer: '', severity: 'error', message: `cannot read file: ${errorMessage(e)}` });
     unreadable.push(file);
     return;
   }
   const conference = path.basename(file, '.jsonl');
-  text.split('\n').forEach((line, i) => {
+  // Every line, the unterminated last one too: paper lists are written by hand and often end without a newline.
+  splitLines(text).forEach(({ text: line, line: n }) => {
+    const i = n - 1;
     if (line.trim() === '') return;
     let json: unknown;
     try {
       json = JSON.parse(line);
     } catch (e: any) {
-      problems.push({ file, pointer: `/${i}`, severity: 'error', message: `line ${i + 1} is not JSON: ${e.message}` });
+      problems.push({ file, pointer: `/${i}`, severity: 'error', message: `line ${i + 1} is not JSON: ${errorMessage(e)}` });
+      return;
+    }
+    const deep = tooDeepAt(json);
+    if (deep) {
+      problems.push({ file, pointer: `/${i}`, severity: 'error', message: `line ${i + 1} is nested deeper than ${MAX_JSON_DEPTH} levels: ignored` });
       return;
     }
     const r = PaperLineSchema.safeParse(json);

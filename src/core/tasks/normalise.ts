@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normaliseDesign, text, escapePointer } from './design';
+import { MAX_JSON_DEPTH } from './limits';
 import { parseRequirementRefs, normalisePath } from './refs';
 import { KNOWN_TASK_FIELDS, PathList, RequirementList, TextField } from './schemas';
 import type { PaperInfo, Problem, Requirement, Task, TaskType } from './types';
@@ -63,8 +64,9 @@ export function normaliseTask(
   const type: TaskType = maskedSource.length > 0 ? 1 : source.length > 0 ? 2 : 3;
   const defaultPath = source.length === 1 ? source[0] : undefined;
   const requirements: Requirement[] = list('requirements', RequirementList).map((t, i) => {
-    const { refs, unresolved } = parseRequirementRefs(t, defaultPath);
+    const { refs, unresolved, invalid } = parseRequirementRefs(t, defaultPath);
     for (const u of unresolved) report(`${pointer}/requirements/${i}`, 'info', `reference "${u}" names no file and the task has ${source.length} source files: not resolved`);
+    for (const why of invalid) report(`${pointer}/requirements/${i}`, 'warning', `reference ${why}: left out (not used as ground truth)`);
     return { text: t, refs };
   });
   // `no_answer` is, in the real files, the extraction's explanation of why no implementation was
@@ -112,6 +114,7 @@ function typeName(v: unknown): string {
 /** An object-valued text field (for example `method` as `{task_setup: …}`) as markdown bullet lines. */
 function structuredText(v: unknown, depth = 0): string {
   if (v === null || typeof v !== 'object') return text(v);
+  if (depth >= MAX_JSON_DEPTH) return `${'  '.repeat(depth)}- …`;
   const pad = '  '.repeat(depth);
   if (Array.isArray(v)) return v.map((x) => `${pad}- ${typeof x === 'object' ? '\n' + structuredText(x, depth + 1) : text(x)}`).join('\n');
   return Object.entries(v as Record<string, unknown>)

@@ -1,3 +1,4 @@
+import { boundedLine, MAX_REF_CELL, MAX_REF_LINE } from './limits';
 import type { RequirementRef } from './types';
 
 /**
@@ -11,14 +12,20 @@ import type { RequirementRef } from './types';
  * `(lines 7-28)` (no path: resolved to `defaultPath` when the task has exactly one source file).
  * A step with no such group has no references.
  *
- * @returns the references and the raw text of items that looked like references but could not be
- *   resolved (for example `lines 7-28` with no default path), for the loader to report.
+ * Line numbers are positive integers up to {@link MAX_REF_LINE}, cells up to {@link MAX_REF_CELL}
+ * (limits.ts); a reference past a limit is left out and said in `invalid`.
+ *
+ * @returns the references; the raw text of items that looked like references but could not be
+ *   resolved (for example `lines 7-28` with no default path); and, for items left out because a
+ *   number is out of bounds, a sentence each (`"a.py:99999999999999999999999": line … is beyond the
+ *   limit of 10000000`), for the loader to report.
  */
-export function parseRequirementRefs(text: string, defaultPath?: string): { refs: RequirementRef[]; unresolved: string[] } {
+export function parseRequirementRefs(text: string, defaultPath?: string): { refs: RequirementRef[]; unresolved: string[]; invalid: string[] } {
   const refs: RequirementRef[] = [];
   const unresolved: string[] = [];
+  const invalid: string[] = [];
   const group = trailingGroup(text);
-  if (group === undefined) return { refs, unresolved };
+  if (group === undefined) return { refs, unresolved, invalid };
   let current: string | undefined;
   for (const rawItem of group.split(/[,;]/)) {
     const item = rawItem.trim();
@@ -28,20 +35,25 @@ export function parseRequirementRefs(text: string, defaultPath?: string): { refs
       current = normalisePath(withPath[1]);
       const ref = range(current, withPath[2], withPath[3]);
       // notebooks: "(…/paper_experiments.ipynb:8-13 in cell 8)": lines counted inside that cell
-      if (withPath[4] !== undefined) ref.cell = Number(withPath[4]);
-      refs.push(ref);
+      const cell = withPath[4] === undefined ? undefined : boundedLine(withPath[4], MAX_REF_CELL, 'cell');
+      if ('problem' in ref) invalid.push(`"${item}": ${ref.problem}`);
+      else if (cell && 'problem' in cell) invalid.push(`"${item}": ${cell.problem}`);
+      else refs.push(cell ? { ...ref, cell: cell.value } : ref);
       continue;
     }
     const bare = /^(?:lines?\s+)?(\d+)(?:\s*-\s*(\d+))?$/i.exec(item);
     if (bare) {
       const p = current ?? defaultPath;
-      if (p !== undefined && (current !== undefined || /^lines?\s/i.test(item))) refs.push(range(p, bare[1], bare[2]));
-      else if (/^lines?\s/i.test(item)) unresolved.push(item);
+      if (p !== undefined && (current !== undefined || /^lines?\s/i.test(item))) {
+        const ref = range(p, bare[1], bare[2]);
+        if ('problem' in ref) invalid.push(`"${item}": ${ref.problem}`);
+        else refs.push(ref);
+      } else if (/^lines?\s/i.test(item)) unresolved.push(item);
       // a bare number with no path before it is ordinary prose, e.g. "(96, 192, 336, 720)"
       continue;
     }
   }
-  return { refs: dedupe(refs), unresolved };
+  return { refs: dedupe(refs), unresolved, invalid };
 }
 
 /** Repository-relative form of a `/workspace/…` path (leading `./` and `/workspace/` removed). */
@@ -49,7 +61,8 @@ export function normalisePath(p: string): string {
   return p.replace(/^\/workspace\/+/, '').replace(/^\.\//, '').replace(/^\/+/, '');
 }
 
-function trailingGroup(text: string): string | undefined {
+/** The text inside the last balanced parenthesised group that ends the string (trailing `.;:` ignored). */
+export function trailingGroup(text: string): string | undefined {
   const trimmed = text.trimEnd().replace(/[.;:]+$/, '');
   if (!trimmed.endsWith(')')) return undefined;
   let depth = 0;
@@ -72,11 +85,13 @@ function looksLikePath(p: string): boolean {
   return /^[\w./-]*[\w-]\.[A-Za-z][A-Za-z0-9_]{0,9}$/.test(p) && !/^(e\.g|i\.e|etc)\.?$/i.test(p);
 }
 
-function range(path: string, start?: string, end?: string): RequirementRef {
+function range(path: string, start?: string, end?: string): RequirementRef | { problem: string } {
   if (start === undefined) return { path, startLine: null, endLine: null };
-  const s = Number(start);
-  const e = end === undefined ? s : Number(end);
-  return { path, startLine: Math.min(s, e), endLine: Math.max(s, e) };
+  const s = boundedLine(start, MAX_REF_LINE, 'line');
+  if ('problem' in s) return s;
+  const e = end === undefined ? s : boundedLine(end, MAX_REF_LINE, 'line');
+  if ('problem' in e) return e;
+  return { path, startLine: Math.min(s.value, e.value), endLine: Math.max(s.value, e.value) };
 }
 
 function dedupe(refs: RequirementRef[]): RequirementRef[] {

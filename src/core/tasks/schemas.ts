@@ -24,7 +24,8 @@ export const VariableGroup = z.record(z.string(), z.unknown());
 
 /** One line of a paper list. Only `id` is required; the rest is metadata. */
 export const PaperLineSchema = z.looseObject({
-  id: z.union([z.string(), z.number()]).transform(String),
+  /** A number id must be a whole number written exactly (a safe integer ≥ 0): `1e+23` would name no paper. */
+  id: z.union([z.string(), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)]).transform(String),
   title: z.string().optional(),
   url: z.string().optional(),
   abstract: z.string().optional(),

@@ -1,15 +1,174 @@
-import { promises as fsp } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { constants as fsc, promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
+import { ExpBenchError } from '../errors';
+import { errorMessage } from './errors';
 
 /**
- * Writes `data` to `file` atomically (temp file + fsync + rename, via `write-file-atomic`),
- * creating parent folders. A reader sees the old or the new content, never half of it.
- * `fsync: false` skips the fsync (still atomic, not durable across a crash).
+ * Temp files of {@link writeAtomic}: `.<name>.<pid>.<8 hex>.tmp` beside the target, so that a
+ * writer killed before its rename leaves a file that the next writer in that folder recognises
+ * (and removes once its pid is gone, see {@link sweepTempFiles}).
  */
-export async function writeAtomic(file: string, data: string | Buffer, opts: { fsync?: boolean } = {}): Promise<void> {
-  await fsp.mkdir(path.dirname(file), { recursive: true });
-  await writeFileAtomic(file, data, { fsync: opts.fsync !== false });
+const TEMP_NAME = /^\.(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+
+/** The temp file {@link writeAtomic} uses for `file` (unique per call). */
+function tempFor(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+/** True when `name` is a temp file left by {@link writeAtomic} (of any process). */
+export function isTempFile(name: string): boolean {
+  return TEMP_NAME.test(path.basename(name));
+}
+
+/**
+ * Writes all of `data` through `fh` at `position` (null: the current position, or the end for a
+ * file opened to append): `write()` may write fewer bytes than asked (a nearly full disk), so it
+ * loops until every byte is written.
+ * @throws the file system's error (ENOSPC, EIO, …) when a write fails; some bytes may be written then.
+ */
+export async function writeFully(fh: FileHandle, data: Buffer, position: number | null = null): Promise<void> {
+  let done = 0;
+  while (done < data.length) {
+    const { bytesWritten } = await fh.write(data, done, data.length - done, position === null ? null : position + done);
+    if (bytesWritten <= 0) throw Object.assign(new Error(`write() wrote nothing (${data.length - done} bytes left)`), { code: 'EIO' });
+    done += bytesWritten;
+  }
+}
+
+/** Names a kind of file-system entry that is not a regular file, for messages. */
+/** What a non-regular file is, in words (`a directory`, `a FIFO (named pipe)`, …). */
+export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isSymbolicLink(): boolean }): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  return 'a device or other special file';
+}
+
+/** The error for a path that should be a regular file and is not: what it is and what to do. */
+export function notAFile(file: string, kind: string): ExpBenchError {
+  return new ExpBenchError('BAD_INPUT', file,
+    `is ${kind}, not a regular file; nothing was read from or written to it: move it away (for example \`mv '${file}' '${file}.moved'\`) and run the command again`);
+}
+
+/** A file-system error as an {@link ExpBenchError} naming `file`, saying what happened and what to do. */
+export function fileError(file: string, doing: 'read' | 'write', e: unknown): ExpBenchError {
+  if (e instanceof ExpBenchError) return e;
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const msg = errorMessage(e);
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new ExpBenchError('BAD_INPUT', file,
+      `cannot ${doing}: the disk is full (${code}); the file's previous content is unchanged: free some space and run the command again`, { cause: e });
+  }
+  if (code === 'EISDIR') return notAFile(file, 'a directory');
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    return new ExpBenchError('BAD_INPUT', file, `cannot ${doing}: permission denied (${code}): check who owns the folder`, { cause: e });
+  }
+  return new ExpBenchError('BAD_INPUT', file, `cannot ${doing}: ${msg}`, { cause: e });
+}
+
+/** In-process writes per target, in call order (the last call's content ends on disk). */
+const queues = new Map<string, Promise<unknown>>();
+/** Folders already swept for stale temp files by this process. */
+const swept = new Set<string>();
+
+/**
+ * Writes `data` to `file` durably and atomically, creating parent folders: every byte is written
+ * to a temp file beside it (short writes are retried until complete), the temp file is fsynced,
+ * renamed over `file`, and the folder is fsynced. A reader sees the old or the new content, never
+ * part of it; when any step fails the old file is left as it was and the temp file is removed.
+ * Writes of one process to the same file happen in call order. The first write of a process into
+ * a folder removes the temp files that writers since killed left in it.
+ * `fsync: false` skips both fsyncs (still atomic, not durable across a power loss).
+ *
+ * A symbolic link at `file` is replaced (never written through).
+ * @throws ExpBenchError `BAD_INPUT` naming `file` when it is a directory, FIFO or other non-regular
+ *   file (left untouched), when the disk is full, or on any other file-system error.
+ */
+export function writeAtomic(file: string, data: string | Buffer, opts: { fsync?: boolean } = {}): Promise<void> {
+  const key = path.resolve(file);
+  const prev = queues.get(key) ?? Promise.resolve();
+  const run = prev.catch(() => undefined).then(() => writeNow(key, data, opts.fsync !== false));
+  queues.set(key, run);
+  const clear = () => { if (queues.get(key) === run) queues.delete(key); };
+  run.then(clear, clear);
+  return run;
+}
+
+async function writeNow(file: string, data: string | Buffer, fsync: boolean): Promise<void> {
+  const dir = path.dirname(file);
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let mode = 0o666;
+  try {
+    await fsp.mkdir(dir, { recursive: true });
+    const st = await fsp.lstat(file).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
+    if (st && !st.isFile() && !st.isSymbolicLink()) throw notAFile(file, kindOf(st));
+    if (st?.isFile()) mode = st.mode & 0o7777;
+  } catch (e) {
+    throw fileError(file, 'write', e);
+  }
+  if (!swept.has(dir)) {
+    swept.add(dir);
+    await sweepTempFiles(dir);
+  }
+  const tmp = tempFor(file);
+  let fh: FileHandle | undefined;
+  try {
+    fh = await fsp.open(tmp, 'wx', mode);
+    await writeFully(fh, buf);
+    if (fsync) await fh.sync();
+    await fh.close();
+    fh = undefined;
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fh?.close().catch(() => undefined);
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    throw fileError(file, 'write', e);
+  }
+  if (fsync) await syncFolder(dir);
+}
+
+/** fsyncs a folder (makes a rename in it durable). Errors are ignored: some file systems refuse it. */
+async function syncFolder(dir: string): Promise<void> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await fsp.open(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
+    await fh.sync();
+  } catch {
+    // Folders cannot be fsynced on every file system (EINVAL); the rename is still atomic.
+  } finally {
+    await fh?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Removes the temp files of {@link writeAtomic} in `dir` whose writing process is gone (killed
+ * before its rename). Files of live processes (a write in progress) are kept. Never throws.
+ * @returns the paths removed
+ */
+export async function sweepTempFiles(dir: string): Promise<string[]> {
+  const names = await fsp.readdir(dir).catch(() => [] as string[]);
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = TEMP_NAME.exec(name);
+    if (!m) continue;
+    const pid = Number(m[2]);
+    if (pid === process.pid || processAlive(pid)) continue;
+    const p = path.join(dir, name);
+    if (await fsp.rm(p, { force: true }).then(() => true, () => false)) removed.push(p);
+  }
+  return removed;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Writes `value` as pretty JSON (2 spaces, trailing newline) atomically; `opts` as {@link writeAtomic}. */
@@ -17,13 +176,61 @@ export async function writeJsonAtomic(file: string, value: unknown, opts: { fsyn
   await writeAtomic(file, JSON.stringify(value, null, 2) + '\n', opts);
 }
 
-/** Reads and parses a JSON file; returns `undefined` when the file does not exist. Throws on bad JSON. */
-export async function readJsonIfExists<T = unknown>(file: string): Promise<T | undefined> {
+/**
+ * Opens `file` for reading only when it is a regular file (following symbolic links unless
+ * `noFollow`): opened non-blocking, so a FIFO never blocks, then checked with fstat.
+ * @returns the open handle (the caller closes it), or undefined when the file does not exist
+ * @throws ExpBenchError `BAD_INPUT` naming `file` when it is not a regular file or cannot be opened
+ */
+export async function openRegular(file: string, opts: { noFollow?: boolean } = {}): Promise<FileHandle | undefined> {
+  let fh: FileHandle;
   try {
-    return JSON.parse(await fsp.readFile(file, 'utf8')) as T;
-  } catch (e: any) {
-    if (e?.code === 'ENOENT') return undefined;
-    throw e;
+    fh = await fsp.open(file, fsc.O_RDONLY | fsc.O_NONBLOCK | (opts.noFollow ? fsc.O_NOFOLLOW : 0));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException)?.code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP' && opts.noFollow) throw notAFile(file, 'a symbolic link');
+    throw fileError(file, 'read', e);
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw notAFile(file, kindOf(st));
+    return fh;
+  } catch (e) {
+    await fh.close().catch(() => undefined);
+    throw fileError(file, 'read', e);
+  }
+}
+
+/**
+ * Reads a regular file whole; undefined when it does not exist.
+ * @throws ExpBenchError `BAD_INPUT` naming `file` when it is a directory, FIFO or other special
+ *   file (never blocks on one), or cannot be read
+ */
+export async function readRegularFile(file: string, opts: { noFollow?: boolean } = {}): Promise<Buffer | undefined> {
+  const fh = await openRegular(file, opts);
+  if (!fh) return undefined;
+  try {
+    return await fh.readFile();
+  } catch (e) {
+    throw fileError(file, 'read', e);
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Reads and parses a JSON file; returns `undefined` when the file does not exist.
+ * @throws ExpBenchError `BAD_INPUT` naming `file` when it is not valid JSON (the parser's message),
+ *   is not a regular file, or cannot be read
+ */
+export async function readJsonIfExists<T = unknown>(file: string): Promise<T | undefined> {
+  const buf = await readRegularFile(file);
+  if (buf === undefined) return undefined;
+  try {
+    return JSON.parse(buf.toString('utf8')) as T;
+  } catch (e) {
+    throw new ExpBenchError('BAD_INPUT', file, `not valid JSON (${errorMessage(e)})`, { cause: e });
   }
 }
 

@@ -4,6 +4,7 @@ import { Readable, Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import * as tarFs from 'tar-fs';
 import * as tarStream from 'tar-stream';
+import { streamLines } from '../util/jsonl';
 import type { OutputSource } from './claims';
 import { LineSplitter, LogLine } from './logs';
 
@@ -29,7 +30,10 @@ export const MAX_CHANGED_FILES = 500;
  * script exits, archives the regular files under /workspace newer than the marker (up to
  * {@link MAX_CHANGED_FILES}, each < 1 MiB, `.git` excluded) to `/tmp/.expbench/changed.tar`,
  * which the verifier reads from the run's output folder for the claims check. The wrapper prints
- * nothing itself.
+ * nothing itself, except when the clean tree arrives cut: then it writes {@link TREE_INCOMPLETE}
+ * into its folder, says so on stderr and exits 125 without running the script. The marker
+ * `start` (its modification time) is when the script started: the time limit counts from it;
+ * `end`, when it ended (archiving the changed files afterwards does not count).
  */
 export function wrapperCommand(backstopSeconds: number, treeMarker?: string): string[] {
   const s = Math.max(1, Math.ceil(backstopSeconds));
@@ -37,18 +41,26 @@ export function wrapperCommand(backstopSeconds: number, treeMarker?: string): st
     ...(treeMarker ? [
       // The clean tree arrives on stdin ({@link feedTree}); its last entry is the marker, so a cut
       // stream (the verifier gone mid-copy) is refused instead of running on a partial tree.
-      `tar -xf - -C /workspace && rm /workspace/${treeMarker} || { echo 'expbench: the clean tree did not arrive complete; the script was not run' >&2; exit 125; }`,
+      `tar -xf - -C /workspace && rm /workspace/${treeMarker} || { touch ${WRAPPER_DIR}/${TREE_INCOMPLETE}; echo 'expbench: the clean tree did not arrive complete; the script was not run' >&2; exit 125; }`,
       'exec </dev/null',
     ] : []),
     `mkdir -p ${WRAPPER_DIR} && touch ${WRAPPER_DIR}/start`,
     `timeout -k 5 ${s} bash reproduce_exp_bench.sh`,
     'code=$?',
+    `touch ${WRAPPER_DIR}/${SCRIPT_ENDED}`,
     `{ find /workspace -xdev -type f -newer ${WRAPPER_DIR}/start -size -${MAX_CHANGED_FILE_BYTES / 1024 + 1}k -not -path '*/.git/*' -print0`
       + ` | head -z -n ${MAX_CHANGED_FILES} | tar --null -T - -cf ${WRAPPER_DIR}/changed.tar; } </dev/null >/dev/null 2>&1`,
     'exit $code',
   ].join('\n');
   return ['bash', '-c', script];
 }
+
+/** Marker the wrapper writes into {@link WRAPPER_DIR} when the clean tree arrived cut (the script did not run). */
+export const TREE_INCOMPLETE = 'tree-incomplete';
+/** Marker the wrapper touches in {@link WRAPPER_DIR} right before the script starts. */
+export const SCRIPT_STARTED = 'start';
+/** Marker the wrapper touches in {@link WRAPPER_DIR} right after the script ends (before the changed files are archived). */
+export const SCRIPT_ENDED = 'end';
 
 /** Name of the marker entry that ends the tree's tar stream (see {@link wrapperCommand}). */
 export function treeMarkerName(runId: string): string {
@@ -179,8 +191,9 @@ export async function killSignalsSince(docker: Docker, id: string, sinceIso: str
     since: stamp(new Date(Date.parse(sinceIso) - 1000).toISOString()), until: stamp(new Date().toISOString()),
     filters: { container: [id], event: ['kill'] },
   });
-  const chunks: Buffer[] = [];
-  for await (const c of stream as AsyncIterable<Buffer | string>) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c));
-  return Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l.trim() !== '')
-    .map((l) => String((JSON.parse(l) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? ''));
+  const signals: string[] = [];
+  for await (const l of streamLines(stream as AsyncIterable<Buffer | string>)) {
+    signals.push(String((JSON.parse(l.text) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? ''));
+  }
+  return signals;
 }

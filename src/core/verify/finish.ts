@@ -1,4 +1,5 @@
 import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { ExpBenchError, cancelled } from '../errors';
 import { log } from '../log';
@@ -7,11 +8,13 @@ import { removeContainer } from '../sandbox/containers';
 import { HarnessAnswersSchema } from '../session/answers';
 import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
-import { readJsonIfExists } from '../util/fs';
+import { exists, readJsonIfExists } from '../util/fs';
 import { checkClaims, OutputSource } from './claims';
-import { collectChangedFiles, killSignalsSince } from './container-io';
+import { collectChangedFiles, killSignalsSince, SCRIPT_ENDED, SCRIPT_STARTED, TREE_INCOMPLETE } from './container-io';
+import { asVerifyError } from './ioErrors';
 import { readLogText, RunLogs } from './logs';
 import { ClaimsResult, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
+import { errorMessage } from '../util/errors';
 
 const logger = log('verify');
 
@@ -40,8 +43,23 @@ export interface RunContext {
 export const REMOVE_RETRY_MS = 20_000;
 
 /**
- * Waits for the container to exit, killing it at the record's deadline (`startedAt` +
- * `limits.timeoutMs`) or when `signal` fires; then collects the changed files, runs the claims
+ * Longest setup of a run before its script starts (clean mode: the tree built and copied in), ms:
+ * the larger of this and the script's own time limit. Past it the run is killed as an error.
+ */
+export const SETUP_LIMIT_MS = 30 * 60_000;
+
+/** Longest time the wrapper may take after the script ended (archiving the changed files), ms. */
+export const AFTER_SCRIPT_LIMIT_MS = 5 * 60_000;
+
+/** The setup limit of a run with these limits, ms (see {@link SETUP_LIMIT_MS}). */
+export function setupLimitMs(limits: { timeoutMs: number }): number {
+  return Math.max(SETUP_LIMIT_MS, limits.timeoutMs);
+}
+
+/**
+ * Waits for the container to exit, killing it at the script's deadline (the script's start, seen
+ * as the wrapper's `start` marker in the output folder, + `limits.timeoutMs`; the setup before it
+ * has {@link setupLimitMs}) or when `signal` fires; then collects the changed files, runs the claims
  * check, saves the final record (and `latest.json`), appends a `verify.finished` event (when
  * `ctx.events` is given) and removes
  * the container (on every path).
@@ -51,15 +69,15 @@ export const REMOVE_RETRY_MS = 20_000;
  */
 export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   const { record, container } = ctx;
-  let killedBy: 'timeout' | 'cancel' | undefined;
-  const kill = (why: 'timeout' | 'cancel') => {
+  let killedBy: 'timeout' | 'cancel' | 'setup' | 'after' | undefined;
+  const kill = (why: NonNullable<typeof killedBy>) => {
     if (killedBy) return;
     killedBy = why;
-    logger.info(`run ${record.runId}: ${why === 'timeout' ? 'time limit reached' : 'cancelled'}; killing ${container.id.slice(0, 12)}`);
+    const what = { timeout: 'time limit reached', setup: 'setup limit reached before the script started', after: 'archiving the changed files took too long', cancel: 'cancelled' }[why];
+    logger.info(`run ${record.runId}: ${what}; killing ${container.id.slice(0, 12)}`);
     container.kill().catch(() => undefined);
   };
-  const deadline = Date.parse(record.startedAt) + record.limits.timeoutMs;
-  const timer = setTimeout(() => kill('timeout'), Math.max(0, deadline - Date.now()));
+  const clock = limitClock(ctx, kill);
   const onAbort = () => kill('cancel');
   if (ctx.signal?.aborted) onAbort();
   ctx.signal?.addEventListener('abort', onAbort, { once: true });
@@ -78,6 +96,18 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       exitCode = state.ExitCode;
       if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
       if (!killedBy && !failure) failure = ctx.startFailure?.();
+      if (!killedBy && !failure && record.mode === 'clean' && exitCode === 125 && await exists(path.join(ctx.paths.out, TREE_INCOMPLETE))) {
+        failure = new ExpBenchError('CONTAINER_FAILED', record.runId,
+          'the clean tree did not arrive complete in the verify container (the verifier was stopped, or its connection cut, while copying it in): the run was interrupted and the script was not run; run the verifier again');
+      }
+      if (killedBy === 'setup') {
+        failure = new ExpBenchError('CONTAINER_FAILED', record.runId,
+          `the script had not started ${setupLimitMs(record.limits) / 1000} s after the verify container did (the clean tree was still being copied in): the run was stopped and the script was not run; run the verifier again`);
+      }
+      if (killedBy === 'after') {
+        failure = new ExpBenchError('CONTAINER_FAILED', record.runId,
+          `the script ended in time, but archiving the files it changed took more than ${AFTER_SCRIPT_LIMIT_MS / 1000} s: the run was stopped; run the verifier again`);
+      }
       if (!killedBy && !failure && exitCode !== 0) failure = await stoppedFromOutside(ctx, state.FinishedAt);
       if (!killedBy && !failure) changed = await collectChangedFiles(ctx.paths.out);
     } catch (e) {
@@ -86,17 +116,23 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
         : dockerError(e, `verify container ${container.id.slice(0, 12)}`, 'running the verification', ctx.docker);
     }
   } finally {
-    clearTimeout(timer);
+    clock.stop();
     ctx.signal?.removeEventListener('abort', onAbort);
   }
   removal ??= removeWithRetry(ctx.docker, container.id);
   try {
     const endedAt = new Date();
-    const durationMs = Math.max(0, endedAt.getTime() - Date.parse(record.startedAt));
+    const scriptStart = clock.scriptStart();
+    // The script's own time when both markers are there; else from the container's start to now.
+    const scriptEnd = scriptStart === undefined ? undefined : await fsp.stat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st.mtimeMs, () => undefined);
+    const durationMs = Math.max(0, (scriptEnd ?? endedAt.getTime()) - (scriptStart ?? Date.parse(record.startedAt)));
     // The in-container backstop (coreutils `timeout`) exits 124, or 137 after its SIGKILL.
     const backstop = !killedBy && exitCode !== null && [124, 137].includes(exitCode) && durationMs >= record.limits.timeoutMs;
     const timedOut = killedBy === 'timeout' || backstop;
     await ctx.logs.close();
+    // A log that could not be written (a full disk) makes the run an error: its output is not all there.
+    const logFailure = ctx.logs.writeError;
+    if (logFailure && !failure) failure = asVerifyError(logFailure, ctx.layout.root);
     await fsp.rm(ctx.paths.out, { recursive: true, force: true }).catch(() => undefined);
     const claims = await claimsFor(ctx.layout, ctx.paths, changed);
     if (killedBy || backstop || failure) exitCode = null;
@@ -105,6 +141,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       return {
         ...record,
         status: failure ? 'error' : 'finished',
+        ...(scriptStart !== undefined ? { scriptStartedAt: new Date(scriptStart).toISOString() } : {}),
         endedAt: endedAt.toISOString(),
         durationMs,
         exitCode,
@@ -120,25 +157,92 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     };
     // Saved while the container is being removed; saved again in the rare case that it turns out
     // to have been removed by someone else between its exit and our removal (the run was interfered with).
+    // A record that cannot be saved (a full disk) is said as such, naming the file and what to do.
+    const save = (r: VerificationRecord) => saveRecord(ctx.layout, r).catch((e: unknown) => {
+      const err = asVerifyError(e, ctx.layout.root);
+      throw new ExpBenchError(err.code, err.input, `${err.message.replace(`${err.input}: `, '')} (the result of run ${record.runId}, ${summary(r)}, could not be saved)`, { cause: e });
+    });
     let final = finalRecord();
-    await saveRecord(ctx.layout, final);
+    await save(final);
     if ((await removal) === 'gone' && !failure) {
       failure = disappeared(container.id);
       exitCode = null;
       final = finalRecord();
-      await saveRecord(ctx.layout, final);
+      await save(final);
     }
     const ok = final.E_exit;
     await ctx.events?.append({
       type: 'verify.finished', ok, record: `private/verify/${record.runId}/record.json`,
       summary: summary(final), ...(failure ? { error: failure.message } : {}),
-    }).catch((e) => logger.warn(`could not record verify.finished: ${e instanceof Error ? e.message : String(e)}`));
+    }).catch((e) => logger.warn(`could not record verify.finished: ${errorMessage(e)}`));
     if (failure) throw failure;
     if (killedBy === 'cancel') throw cancelled(`verification ${record.runId}`);
     return final;
   } finally {
     await removal;
   }
+}
+
+/** Largest delay one Node.js timer keeps, ms (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Calls `fn` after `ms` (any length: re-armed in steps of {@link MAX_TIMER_MS}); returns the cancel. */
+function longTimeout(fn: () => void, ms: number): () => void {
+  let timer: NodeJS.Timeout;
+  const until = Date.now() + Math.max(0, ms);
+  const arm = () => {
+    const left = until - Date.now();
+    timer = left > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(fn, Math.max(0, left));
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
+/**
+ * The run's limits: until the script starts (the wrapper's `start` marker appears in the output
+ * folder, polled every 100 ms; or the record's `scriptStartedAt`), the setup limit from
+ * `startedAt`; from then, the script's limit from the marker's time. At that deadline, a script
+ * that had ended in time (the `end` marker, no later than the deadline) is not killed: the
+ * wrapper gets {@link AFTER_SCRIPT_LIMIT_MS} to archive the changed files. `scriptStart()` gives
+ * the start (ms since the epoch) once known.
+ */
+function limitClock(ctx: RunContext, kill: (why: 'timeout' | 'setup' | 'after') => void): { stop(): void; scriptStart(): number | undefined } {
+  const { record } = ctx;
+  let started = record.scriptStartedAt !== undefined ? Date.parse(record.scriptStartedAt) : undefined;
+  let stopped = false;
+  let cancel: () => void = () => undefined;
+  let poll: NodeJS.Timeout | undefined;
+  // The `end` marker's folder is writable by the script: the script counts as ended only when the
+  // marker is there in time AND the wrapper's `timeout` process around the script is gone.
+  const scriptGone = () => ctx.container.top({ ps_args: '-eo pid,args' })
+    .then((t: { Processes?: string[][] }) => !(t.Processes ?? []).some((p) => (p[p.length - 1] ?? '').startsWith('timeout -k ')), () => false);
+  const atDeadline = (deadline: number) => {
+    void Promise.all([fsp.stat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st.mtimeMs <= deadline, () => false), scriptGone()])
+      .then(([endedInTime, gone]) => {
+        if (stopped) return;
+        if (endedInTime && gone) cancel = longTimeout(() => kill('after'), AFTER_SCRIPT_LIMIT_MS);
+        else kill('timeout');
+      });
+  };
+  const armScript = (t0: number) => {
+    started = t0;
+    cancel();
+    const deadline = t0 + record.limits.timeoutMs;
+    cancel = longTimeout(() => atDeadline(deadline), deadline - Date.now());
+  };
+  if (started !== undefined) armScript(started);
+  else {
+    cancel = longTimeout(() => kill('setup'), Date.parse(record.startedAt) + setupLimitMs(record.limits) - Date.now());
+    const marker = path.join(ctx.paths.out, SCRIPT_STARTED);
+    const check = () => {
+      void fsp.stat(marker).then((st) => { if (!stopped) armScript(st.mtimeMs); }, () => { if (!stopped) poll = setTimeout(check, 100); });
+    };
+    check();
+  }
+  return {
+    stop: () => { stopped = true; cancel(); clearTimeout(poll); },
+    scriptStart: () => started,
+  };
 }
 
 /**
@@ -179,10 +283,12 @@ export function summary(r: VerificationRecord): string {
 }
 
 async function claimsFor(layout: SessionLayout, paths: VerifyRunPaths, changed: OutputSource[]): Promise<ClaimsResult> {
-  const raw = await readJsonIfExists(layout.answers);
+  // Answers that cannot be read (not JSON, not a file) leave the claims unchecked, never the record unfinished.
+  let unreadable: string | undefined;
+  const raw = await readJsonIfExists(layout.answers).catch((e: Error) => { unreadable = e.message; return undefined; });
   const answers = raw === undefined ? undefined : HarnessAnswersSchema.safeParse(raw);
   if (!answers?.success) {
-    const why = raw === undefined ? `no submitted answers (${layout.answers})` : `${layout.answers} is not {design, conclusion}`;
+    const why = unreadable ?? (raw === undefined ? `no submitted answers (${layout.answers})` : `${layout.answers} is not {design, conclusion}`);
     return { claims: [], allFound: false, note: `${why}: the conclusion's claims were not checked` };
   }
   const outputs: OutputSource[] = [
@@ -207,7 +313,7 @@ export async function removeWithRetry(docker: Docker, id: string): Promise<'remo
     } catch (e) {
       const gone = isEngineGone(e) || (e instanceof ExpBenchError && e.code === 'DOCKER_UNAVAILABLE');
       if (!gone || Date.now() > until) {
-        logger.warn(`could not remove verify container ${id.slice(0, 12)} (${e instanceof Error ? e.message : String(e)}); it will be removed at the next start`);
+        logger.warn(`could not remove verify container ${id.slice(0, 12)} (${errorMessage(e)}); it will be removed at the next start`);
         return 'failed';
       }
       await new Promise((r) => setTimeout(r, 500));

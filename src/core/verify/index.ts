@@ -9,7 +9,7 @@ export { claimsStatus } from './sessionClaims';
 export type { SessionClaimsStatus } from './sessionClaims';
 export { lintScript } from './lint';
 export type { LogLine } from './logs';
-export { DEFAULT_LOG_CAP_BYTES } from './logs';
+export { DEFAULT_LOG_CAP_BYTES, MIN_LOG_CAP_BYTES } from './logs';
 export { collectOrReattach } from './reattach';
 export type { ReattachResult } from './reattach';
 export * from './record';

@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { SerialChain } from '../util/serial';
 
 /** One line of the run's output. */
 export interface LogLine {
@@ -11,6 +12,8 @@ export interface LogLine {
 
 /** Default cap on each stored log, bytes (per stream, and for the combined log). */
 export const DEFAULT_LOG_CAP_BYTES = 8 * 1024 * 1024;
+/** Smallest cap accepted, bytes (room for a head, the cut marker and a tail). */
+export const MIN_LOG_CAP_BYTES = 1024;
 
 /** Lines reach the disk at most this long after they arrive, ms (so a reloaded window finds them). */
 export const FLUSH_MS = 200;
@@ -24,7 +27,8 @@ export function cutMarker(lines: number, bytes: number, capBytes: number): strin
  * One stored log file with a cap: lines `<ISO time> <text>`. The first ¾ of the cap is kept from
  * the start (the head); after that, lines go to a tail buffer of ¼ of the cap that keeps the LAST
  * lines. {@link close} appends the cut marker and the tail. The file never exceeds
- * `capBytes` + the marker line.
+ * `capBytes` + the marker line. A failed write (a full disk) never rejects a caller: it is kept
+ * in {@link writeError}, and nothing more is written to the file.
  */
 class CappedFile {
   private headBytes = 0;
@@ -35,8 +39,10 @@ class CappedFile {
   private cutLines = 0;
   private cutBytes = 0;
   private pending: string[] = [];
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly writes = new SerialChain();
   private timer: NodeJS.Timeout | undefined;
+  /** The first write that failed, if one did. */
+  writeError: Error | undefined;
 
   constructor(readonly file: string, readonly capBytes: number) {
     this.headCap = capBytes - Math.floor(capBytes / 4);
@@ -80,9 +86,18 @@ class CappedFile {
     if (this.pending.length > 0) {
       const chunk = this.pending.join('\n') + '\n';
       this.pending = [];
-      this.flushing = this.flushing.then(() => fsp.appendFile(this.file, chunk));
+      void this.writes.run(() => this.append(chunk));
     }
-    return this.flushing;
+    return this.writes.settled();
+  }
+
+  private async append(text: string): Promise<void> {
+    if (this.writeError) return;
+    try {
+      await fsp.appendFile(this.file, text);
+    } catch (e) {
+      this.writeError = e instanceof Error ? e : new Error(String(e));
+    }
   }
 
   /** Writes the head, then (when cut) the marker and the tail. */
@@ -90,7 +105,7 @@ class CappedFile {
     await this.flush();
     if (this.tail.length === 0 && this.cutLines === 0) return;
     const marker = this.cutLines > 0 ? [cutMarker(this.cutLines, this.cutBytes, this.capBytes)] : [];
-    await fsp.appendFile(this.file, [...marker, ...this.tail].join('\n') + '\n');
+    await this.append([...marker, ...this.tail].join('\n') + '\n');
     this.tail = [];
   }
 }
@@ -117,6 +132,12 @@ export class RunLogs {
   }
 
   get truncated(): boolean { return Object.values(this.files).some((f) => f.truncated); }
+
+  /** The first failed write of any of the three files (a full disk), with the file in `path`. */
+  get writeError(): (Error & { path?: string }) | undefined {
+    const f = Object.values(this.files).find((x) => x.writeError);
+    return f ? Object.assign(f.writeError as Error, { path: f.file }) : undefined;
+  }
 
   add(line: LogLine): void {
     this.lastTime = line.time;

@@ -6,9 +6,11 @@ import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
 import { logsSince, pipeLines, toDockerSince } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
+import { asVerifyError } from './ioErrors';
 import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
 import { REPLAY_WINDOW_MS, ReplayFilter, storedTail } from './overlap';
-import { latestRecordPath, readRecord, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
+import { readLatestRecord, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
+import { errorMessage } from '../util/errors';
 
 const logger = log('verify');
 
@@ -26,12 +28,13 @@ export interface ReattachOptions {
 /** What {@link collectOrReattach} found. */
 export type ReattachResult =
   | { kind: 'none' }
-  | { kind: 'done'; record: VerificationRecord }
-  | { kind: 'collected'; record: VerificationRecord };
+  | { kind: 'done'; record: VerificationRecord; damaged?: string }
+  | { kind: 'collected'; record: VerificationRecord; damaged?: string };
 
 /**
  * After a window reload: looks at `private/verify/latest.json`. No record, or a finished one →
- * returned as is. A record still `running`: when its container is still running, reattaches
+ * returned as is (a damaged `latest.json` is replaced by the newest run record, said in `damaged`).
+ * A record still `running`: when its container is still running, reattaches
  * (follows its output from the last stored line, enforces the remaining time, honours `signal`)
  * and resolves when the run ends; when the container has exited, collects the result; when the
  * container is gone (removed, engine restarted and cleaned), saves the record as an error.
@@ -42,12 +45,18 @@ export type ReattachResult =
  */
 export async function collectOrReattach(sessionDir: string, opts: ReattachOptions = {}): Promise<ReattachResult> {
   const layout = new SessionLayout(sessionDir);
-  const record = await readRecord(latestRecordPath(layout));
+  const { record, damaged } = await readLatestRecord(layout);
+  if (damaged) logger.warn(`${damaged}; using the newest run record instead`);
   if (!record) return { kind: 'none' };
-  if (record.status !== 'running') return { kind: 'done', record };
+  const note = damaged ? { damaged: `${damaged}; the newest run record (${record.runId}) was used instead (the next run replaces the file)` } : {};
+  if (record.status !== 'running') return { kind: 'done', record, ...note };
   const docker = opts.docker ?? connectDocker();
   await ensureEngine(docker);
-  return { kind: 'collected', record: await resume(layout, docker, record, opts) };
+  try {
+    return { kind: 'collected', record: await resume(layout, docker, record, opts), ...note };
+  } catch (e) {
+    throw asVerifyError(e, layout.root);
+  }
 }
 
 /**
@@ -56,7 +65,11 @@ export async function collectOrReattach(sessionDir: string, opts: ReattachOption
  * (or marked as an error when its container is gone).
  */
 export async function settlePrevious(layout: SessionLayout, docker: Docker): Promise<void> {
-  const record = await readRecord(latestRecordPath(layout));
+  // A damaged latest.json never stops a new run: the new record replaces it.
+  const { record } = await readLatestRecord(layout).catch((e: unknown) => {
+    logger.warn(`${errorMessage(e)}; the new run's record replaces it`);
+    return { record: undefined };
+  });
   if (!record || record.status !== 'running' || !record.containerId) return;
   if (watched.has(record.containerId)) {
     throw new ExpBenchError('SESSION_INVALID', layout.root, `a verification (${record.runId}) is already running for this session: wait for it or cancel it`);
@@ -66,7 +79,7 @@ export async function settlePrevious(layout: SessionLayout, docker: Docker): Pro
     throw new ExpBenchError('SESSION_INVALID', layout.root,
       `a verification (${record.runId}, container ${record.containerId.slice(0, 12)}) is still running for this session: reattach to it (Run Verifier after a reload does) or wait for it to end`);
   }
-  await resume(layout, docker, record, {}).catch((e) => logger.warn(`previous run ${record.runId}: ${e instanceof Error ? e.message : String(e)}`));
+  await resume(layout, docker, record, {}).catch((e) => logger.warn(`previous run ${record.runId}: ${errorMessage(e)}`));
 }
 
 /** `created`: the verifier stopped between saving the `running` record and starting the container. */

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { SessionLayout } from '../layout';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
 import { ExpBenchError } from '../errors';
+import { errorMessage } from '../util/errors';
 
 /**
  * The verification record: what one run of the solver's `reproduce_exp_bench.sh` did, and the
@@ -21,9 +23,12 @@ import { ExpBenchError } from '../errors';
 export const VerifyModeSchema = z.enum(['clean', 'harness']);
 export type VerifyMode = z.infer<typeof VerifyModeSchema>;
 
+/** Longest time limit, ms: 2^31 − 1, the longest delay a Node.js timer keeps (a longer one fires at once). */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** Resource limits of a verification run. */
 export const VerifyLimitsSchema = z.object({
-  /** Wall-clock limit, ms (default 3 600 000, the harness's one hour). */
+  /** Wall-clock limit of the script, ms, counted from the script's start (default 3 600 000, the harness's one hour; at most {@link MAX_TIMEOUT_MS}). */
   timeoutMs: z.number().int().positive(),
   /** Memory limit, bytes; 0 = engine default (no limit). */
   memoryBytes: z.number().int().nonnegative(),
@@ -98,8 +103,10 @@ export const VerificationRecordSchema = z.object({
   /** Whether GPUs were actually passed to the container. */
   gpusPassed: z.boolean(),
   limits: VerifyLimitsSchema,
-  /** ISO 8601. */
+  /** ISO 8601: when the container was started (clean mode: the tree is copied in after this). */
   startedAt: z.string(),
+  /** ISO 8601: when the script itself started (the time limit counts from here); absent until known. */
+  scriptStartedAt: z.string().optional(),
   endedAt: z.string().optional(),
   durationMs: z.number().nonnegative().optional(),
   /** `null` when the process was killed (timeout, cancel) or the engine failed. */
@@ -157,14 +164,46 @@ export async function saveRecord(layout: SessionLayout, record: VerificationReco
 
 /**
  * Reads `file` as a verification record; `undefined` when absent.
- * @throws ExpBenchError BAD_INPUT naming the file when it is not a valid record.
+ * @throws ExpBenchError BAD_INPUT naming the file when it cannot be read, is not JSON or is not a
+ *   valid record.
  */
 export async function readRecord(file: string): Promise<VerificationRecord | undefined> {
-  const raw = await readJsonIfExists(file);
+  let raw: unknown;
+  try {
+    raw = await readJsonIfExists(file);
+  } catch (e) {
+    const why = errorMessage(e).replace(`${file}: `, '');
+    throw new ExpBenchError('BAD_INPUT', file, `not a verification record: ${e instanceof SyntaxError ? `not JSON (${why})` : why}`, { cause: e });
+  }
   if (raw === undefined) return undefined;
   const parsed = VerificationRecordSchema.safeParse(raw);
-  if (!parsed.success) throw new ExpBenchError('BAD_INPUT', file, `not a verification record: ${parsed.error.message}`);
+  if (!parsed.success) throw new ExpBenchError('BAD_INPUT', file, `not a verification record: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
   return parsed.data;
+}
+
+/**
+ * The session's latest verification record. `latest.json` is a copy of the newest run's
+ * `record.json`: when it cannot be read (not JSON, cut short, not a record), the newest readable
+ * run record is used instead and `damaged` says so (the next saved record replaces the copy).
+ * @returns `record` undefined when the session has no record at all
+ * @throws ExpBenchError BAD_INPUT when `latest.json` is damaged and no run record can replace it,
+ *   naming the file and what to do
+ */
+export async function readLatestRecord(layout: SessionLayout): Promise<{ record?: VerificationRecord; damaged?: string }> {
+  const latest = latestRecordPath(layout);
+  try {
+    return { record: await readRecord(latest) };
+  } catch (e) {
+    const damaged = errorMessage(e);
+    const runs = (await fsp.readdir(layout.verify, { withFileTypes: true }).catch(() => []))
+      .filter((d) => d.isDirectory()).map((d) => d.name).sort().reverse();
+    for (const run of runs) {
+      const record = await readRecord(new VerifyRunPaths(layout, run).record).catch(() => undefined);
+      if (record) return { record, damaged };
+    }
+    throw new ExpBenchError('BAD_INPUT', latest, `${damaged.replace(`${latest}: `, '')}; no run record in ${layout.verify} replaces it. `
+      + 'Nothing of the work depends on it: run the verifier again (it writes a new one), or delete the file');
+  }
 }
 
 /** A sortable, unique run id: `20261129T084614Z-1a2b3c`. */

@@ -1,25 +1,32 @@
+import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import { ExpBenchError, cancelled, isExpBenchError } from '../errors';
 import { log } from '../log';
-import { connectDocker, dockerError, ensureEngine } from '../sandbox/connection';
-import { createContainer, LABEL_ROLE, removeOrphans } from '../sandbox/containers';
+import { connectDocker, dockerError, ensureEngine, isLocalEngine } from '../sandbox/connection';
+import { createContainer, LABEL_OWNER, LABEL_ROLE, removeOrphans } from '../sandbox/containers';
+import { ownerGone, ownerToken, sweepDeadOwners } from '../sandbox/processes';
 import { DEFAULT_IMAGE, inspectImage } from '../sandbox/images';
 import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
 import { exists, readJsonIfExists } from '../util/fs';
+import { assertPreparationFinished } from '../workspace/folder';
 import { allSettledOrThrow } from '../util/promises';
 import { feedTree, pipeLines, treeMarkerName, WRAPPER_DIR, wrapperCommand } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
+import { asVerifyError } from './ioErrors';
 import { lintScript } from './lint';
-import { DEFAULT_LOG_CAP_BYTES, LogLine, RunLogs } from './logs';
-import { newRunId, saveRecord, VerificationRecord, VerifyLimits, VerifyMode, VerifyRunPaths } from './record';
+import { DEFAULT_LOG_CAP_BYTES, LogLine, MIN_LOG_CAP_BYTES, RunLogs } from './logs';
+import { MAX_TIMEOUT_MS, newRunId, readRecord, saveRecord, VerificationRecord, VerifyLimits, VerifyMode, VerifyRunPaths } from './record';
 import { markWatched, settlePrevious } from './reattach';
 import { buildVerifyTree } from './tree';
+import { errorMessage } from '../util/errors';
 
 const logger = log('verify');
+const execFileP = promisify(execFile);
 
 /** Default limits: one hour (the harness's limit), no network, at most 4096 processes. */
 export const DEFAULT_LIMITS: VerifyLimits = {
@@ -66,18 +73,37 @@ export interface VerifyOptions {
  * A record with status `running` and the container id is saved before the container starts, so a
  * reloaded window can reattach ({@link collectOrReattach}). The container is removed on every path.
  *
+ * The time limit counts from the moment the script starts: building the clean tree and copying it
+ * in do not count (they have their own limit, {@link setupLimitMs}).
+ *
+ * Temp files (the clean tree, its indexes) are named with the process id; those of processes that
+ * are gone (a killed verifier) are removed at the next run, as are verify containers whose owner
+ * is gone and whose result was collected ({@link keepVerifyContainer}).
+ *
  * @returns the final record (a failing or timed-out script is a result, not an error)
  * @throws ExpBenchError SESSION_INVALID (no workspace, or a run still in progress), DOCKER_UNAVAILABLE,
- *   IMAGE_MISSING, BAD_INPUT (bad limits), CANCELLED (record saved), CONTAINER_FAILED
+ *   IMAGE_MISSING, BAD_INPUT (bad limits: a time limit outside 1 ms … {@link MAX_TIMEOUT_MS}, a log
+ *   cap below {@link MIN_LOG_CAP_BYTES}), CANCELLED (record saved), CONTAINER_FAILED (also: the
+ *   disk filled up; any other failure, never a bare Error)
  */
 export async function runVerification(sessionDir: string, opts: VerifyOptions = {}): Promise<VerificationRecord> {
+  try {
+    return await verifyOnce(sessionDir, opts);
+  } catch (e) {
+    throw asVerifyError(e, path.resolve(sessionDir));
+  }
+}
+
+async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<VerificationRecord> {
   const layout = new SessionLayout(path.resolve(sessionDir));
   const mode = opts.mode ?? 'clean';
   const status = opts.onStatus ?? (() => undefined);
   if (!(await exists(layout.workspace))) {
     throw new ExpBenchError('SESSION_INVALID', layout.root, 'not a session folder: it has no workspace/ folder');
   }
+  await assertPreparationFinished(layout.root, 'verify');
   const limits: VerifyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  checkLimits(limits, opts.logCapBytes);
   const docker = opts.docker ?? connectDocker();
   const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown }>(layout.manifest).catch(() => undefined)) ?? {};
   const taskId = typeof manifest.taskId === 'string' ? manifest.taskId : 'unknown';
@@ -136,11 +162,13 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
               workdir: '/workspace',
               env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
               start: false,
+              extraLabels: { [LABEL_OWNER]: ownerToken() },
             });
             containerId = c.id;
             return c;
           })(),
-          removeOrphans(docker, (_session, info) => mayBeWatched(docker, info)),
+          removeOrphans(docker, (_session, info) => keepVerifyContainer(docker, info)),
+          sweepDeadOwners(os.tmpdir(), VERIFY_TEMP),
         ] as const);
         return { imageInfo, created };
       })(),
@@ -160,12 +188,16 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
     };
     // In parallel: the output (and, in clean mode, the input the tree goes through) is attached,
     // the `running` record is saved.
+    let attached: NodeJS.ReadWriteStream | undefined;
     const [stream] = await allSettledOrThrow([
       created.container.attach({ stream: true, stdout: true, stderr: true, ...(treeJob ? { stdin: true, hijack: true } : {}) })
+        .then((s) => { attached = s; return s; })
         .catch((e: unknown) => { throw dockerError(e, created.id.slice(0, 12), 'attaching to the verify container', docker); }),
-      logs.open().then(() => saveRecord(layout, record)),
+      logs.open().then(() => saveRecord(layout, record)).catch((e: unknown) => { throw asVerifyError(e, layout.root); }),
     ] as const).catch(async (e: unknown) => {
-      // The `running` record may be saved already: replace it with the error.
+      // The `running` record may be saved already: replace it with the error. An attached stream
+      // is ended (an open hijacked socket would keep the process alive).
+      (attached as unknown as { destroy?: () => void } | undefined)?.destroy?.();
       const err = dockerError(e, created.id.slice(0, 12), 'preparing the verify container', docker);
       await logs.close().catch(() => undefined);
       await saveRecord(layout, { ...record, status: 'error', endedAt: new Date().toISOString(), error: { code: err.code, message: err.message } }).catch(() => undefined);
@@ -188,10 +220,10 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
           record.lint = lintScript(await fsp.readFile(path.join(dir, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined));
           status('copying the clean tree into the container');
           await feedTree(stream as unknown as NodeJS.WritableStream, dir, treeMarkerName(runId)).catch((e: unknown) => {
-            throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+            throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${errorMessage(e)}`, { cause: e });
           });
         } finally {
-          void fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+          void removeTree(dir);
         }
       })
       .catch((e: unknown) => {
@@ -227,7 +259,7 @@ export async function runVerification(sessionDir: string, opts: VerifyOptions = 
   } finally {
     release(false);
     await treeJob?.built.catch(() => undefined);
-    if (tree) await fsp.rm(tree, { recursive: true, force: true });
+    if (tree) await removeTree(tree);
     if (containerId) await removeWithRetry(docker, containerId);
     if (!watching) await fsp.rm(outDir, { recursive: true, force: true });
   }
@@ -248,7 +280,7 @@ function startTree(
   const checked = new Promise<void>((resolve, reject) => { checkedOk = resolve; checkedFail = reject; });
   const built = (async () => {
     status('building the clean tree (task start + the solver\'s patch)');
-    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-verify-tree-'));
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), `expbench-verify-tree-${process.pid}-`));
     onDir(dir);
     await buildVerifyTree(workspace, dir, { ...o, onChecked: checkedOk });
     return dir;
@@ -258,25 +290,88 @@ function startTree(
   return { checked, built };
 }
 
-/** An exited verify container younger than this (ms since it exited) may still be collected by its watcher. */
-export const ORPHAN_GRACE_EXITED_MS = 2 * 60_000;
-/** A created, never started verify container younger than this may still be receiving its tree. */
+/**
+ * An exited verify container whose result was not collected (its record still says `running`), or
+ * whose record cannot be read, is kept this long after it exited, ms (one day: `verify --collect`
+ * recovers it until then), and swept afterwards.
+ */
+export const ORPHAN_MAX_AGE_MS = 24 * 3_600_000;
+/** A created, never started verify container of an owner that cannot be checked (another host, no owner label) is kept this long, ms. */
 export const ORPHAN_GRACE_CREATED_MS = 15 * 60_000;
+/** Temp entries of the verifier: the clean tree and its indexes, named with the pid of the process that made them. */
+const VERIFY_TEMP = /^expbench-verify-(?:tree|index)-(\d+)-/;
 
 /**
- * The orphan sweep's keep rule: only verify containers are swept (work containers belong to their
- * session's window); a running one is kept (another window or process may be watching it, and its
- * own backstop ends it), and so is one that exited or was created recently (its watcher, in another
- * process, may be collecting its result or copying its tree in right now).
+ * The orphan sweep's keep rule (true = keep). Only verify containers are swept (work containers
+ * belong to their session's window); a running (or paused, restarting, being removed) one is kept:
+ * another window or process may be watching it, and its own backstop ends it. Otherwise a verify
+ * container is kept while its owner (label `expbench.owner`, the process that created it) still
+ * runs and watches it. Of the others:
+ * - never started (`created`): removed when its owner is gone (it can hold no result); kept
+ *   {@link ORPHAN_GRACE_CREATED_MS} when the owner cannot be checked;
+ * - exited: removed when its result was collected (its run's record is no longer `running`) or
+ *   its session folder is gone; otherwise kept until {@link ORPHAN_MAX_AGE_MS} after it exited, so
+ *   that the session's `verify --collect` can still collect it.
  */
-async function mayBeWatched(docker: Docker, info: Docker.ContainerInfo): Promise<boolean> {
-  if (info.Labels?.[LABEL_ROLE] !== 'verify' || info.State === 'running') return true;
-  if (info.State === 'created') return Date.now() - info.Created * 1000 < ORPHAN_GRACE_CREATED_MS;
+export async function keepVerifyContainer(docker: Docker, info: Docker.ContainerInfo): Promise<boolean> {
+  if (info.Labels?.[LABEL_ROLE] !== 'verify' || ['running', 'paused', 'restarting', 'removing'].includes(info.State)) return true;
+  // This process's own containers are kept too: one may be being created right now, for a run
+  // that starts after this sweep (one whose removal failed is swept once this process has ended).
+  const gone = ownerGone(info.Labels?.[LABEL_OWNER]);
+  if (gone === false) return true;
+  if (info.State === 'created') return gone === true ? false : Date.now() - info.Created * 1000 < ORPHAN_GRACE_CREATED_MS;
+  if ((await resultCollected(docker, info)) === true) return false;
   try {
     const finished = Date.parse((await docker.getContainer(info.Id).inspect()).State.FinishedAt);
-    return Number.isFinite(finished) && finished > 0 && Date.now() - finished < ORPHAN_GRACE_EXITED_MS;
+    return !(Number.isFinite(finished) && finished > 0) || Date.now() - finished < ORPHAN_MAX_AGE_MS;
   } catch {
-    return false;
+    return false; // gone meanwhile: nothing to keep
+  }
+}
+
+/**
+ * Whether a verify container's result was collected: read from its run's record, found through
+ * the run's output folder that the container mounts (`<session>/private/verify/<runId>/out`).
+ * `true` also when the session folder no longer exists (nobody can collect it); `undefined` when
+ * it cannot be told (a remote engine, no such mount, a record that cannot be read).
+ */
+async function resultCollected(docker: Docker, info: Docker.ContainerInfo): Promise<boolean | undefined> {
+  if (!isLocalEngine(docker)) return undefined;
+  const out = info.Mounts?.find((m) => m.Destination === WRAPPER_DIR)?.Source;
+  if (!out) return undefined;
+  const runDir = path.dirname(out);
+  const sessionRoot = path.dirname(path.dirname(path.dirname(runDir)));
+  if (!(await exists(sessionRoot))) return true;
+  try {
+    const record = await readRecord(path.join(runDir, 'record.json'));
+    if (!record) return undefined;
+    return record.status !== 'running' || record.containerId !== info.Id;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks the limits of a run before anything is created. @throws ExpBenchError BAD_INPUT naming the limit */
+function checkLimits(limits: VerifyLimits, logCapBytes: number | undefined): void {
+  const t = limits.timeoutMs;
+  if (!Number.isSafeInteger(t) || t < 1 || t > MAX_TIMEOUT_MS) {
+    throw new ExpBenchError('BAD_INPUT', `time limit ${t / 1000} s`,
+      `the time limit must be more than 0 and at most ${MAX_TIMEOUT_MS / 1000} s (about ${Math.floor(MAX_TIMEOUT_MS / 86_400_000)} days, the longest timer Node.js keeps)`);
+  }
+  if (logCapBytes !== undefined && (!Number.isSafeInteger(logCapBytes) || logCapBytes < MIN_LOG_CAP_BYTES)) {
+    throw new ExpBenchError('BAD_INPUT', `log cap ${logCapBytes} bytes`, `the cap of each stored log must be a whole number of bytes ≥ ${MIN_LOG_CAP_BYTES}`);
+  }
+}
+
+/**
+ * Removes a clean tree folder; never throws. Through coreutils `rm -rf` where there is one (much
+ * faster than Node's recursive rm for a tree of many files), else Node's.
+ */
+async function removeTree(dir: string): Promise<void> {
+  try {
+    await execFileP('rm', ['-rf', '--', dir]);
+  } catch {
+    await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

@@ -6,7 +6,9 @@ import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { log } from '../log';
 import { FULL_SHA, git } from '../git';
+import { sweepDeadOwners } from '../sandbox/processes';
 import { cacheName, ClassifiedSource } from './source';
+import { errorMessage } from '../util/errors';
 
 const logger = log('workspace.cache');
 
@@ -41,8 +43,6 @@ export interface PristineOptions {
   signal?: AbortSignal;
   onProgress?: (message: string) => void;
 }
-
-const FILE_OK = ['-c', 'protocol.file.allow=always'];
 
 /**
  * Returns the pristine cache repository of `source` (creating it on first use: `git clone --bare`
@@ -86,10 +86,11 @@ export async function ensurePristine(o: PristineOptions): Promise<Pristine> {
 }
 
 async function cloneInto(o: PristineOptions, repo: string): Promise<void> {
+  await sweepDeadOwners(o.cacheDir, STALE_TMP);
   const tmp = `${repo}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    await git([...FILE_OK, 'clone', '--bare', '--quiet', '--', o.source.location, tmp],
-      { signal: o.signal, subject: o.source.location, userConfig: true });
+    await git(['clone', '--bare', '--quiet', '--', o.source.location, tmp],
+      { signal: o.signal, subject: o.source.location, userConfig: true, allowFileProtocol: true });
     await git(['config', 'remote.origin.fetch', '+refs/heads/*:refs/heads/*'], { cwd: tmp });
     await git(['config', 'gc.auto', '0'], { cwd: tmp });
     await placeOrDrop(tmp, repo);
@@ -101,6 +102,12 @@ async function cloneInto(o: PristineOptions, repo: string): Promise<void> {
     throw e;
   }
 }
+
+/**
+ * A partial clone `<name>.git.tmp-<pid>-<hex>` (its process killed mid-clone): removed by the next
+ * cold preparation in that cache once its process is gone (processes.ts).
+ */
+const STALE_TMP = /\.tmp-(\d+)-[0-9a-f]{8}$/;
 
 /** Renames `tmp` to `final`; when another process made `final` first, keeps theirs. */
 async function placeOrDrop(tmp: string, final: string): Promise<void> {
@@ -119,7 +126,7 @@ async function sourceHead(o: PristineOptions): Promise<string> {
       return (await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: o.source.location, signal: o.signal })).text.trim();
     } catch (e) {
       if (isExpBenchError(e, 'CANCELLED')) throw e;
-      throw new ExpBenchError('SOURCE_UNAVAILABLE', o.source.location, `has no HEAD commit: ${(e as Error).message}`, { cause: e });
+      throw new ExpBenchError('SOURCE_UNAVAILABLE', o.source.location, `has no HEAD commit: ${errorMessage(e)}`, { cause: e });
     }
   }
   try {
@@ -128,7 +135,7 @@ async function sourceHead(o: PristineOptions): Promise<string> {
     if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
   } catch (e) {
     if (isExpBenchError(e, 'CANCELLED')) throw e;
-    logger.warn(`cannot reach ${o.source.location} (${(e as Error).message}); using the cached HEAD`);
+    logger.warn(`cannot reach ${o.source.location} (${errorMessage(e)}); using the cached HEAD`);
     o.onProgress?.(`${o.source.location} unreachable: using the cached HEAD`);
   }
   return 'HEAD';
@@ -141,8 +148,8 @@ async function resolve(repo: string, rev: string): Promise<string | undefined> {
 }
 
 async function fetchAll(o: PristineOptions, repo: string, want: string): Promise<void> {
-  const base = [...FILE_OK, 'fetch', '--quiet', '--no-write-fetch-head', 'origin'];
-  const opts = { cwd: repo, signal: o.signal, subject: o.source.location, userConfig: true } as const;
+  const base = ['fetch', '--quiet', '--no-write-fetch-head', 'origin'];
+  const opts = { cwd: repo, signal: o.signal, subject: o.source.location, userConfig: true, allowFileProtocol: true } as const;
   try {
     await git([...base, '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], opts);
     if (await resolve(repo, want)) return;
@@ -166,6 +173,7 @@ async function importFolder(o: PristineOptions, repo: string): Promise<Pristine>
   let created = false;
   // One stat, synchronous: a round trip through the thread pool costs more at this point.
   if (!fs.existsSync(path.join(repo, 'HEAD'))) {
+    await sweepDeadOwners(o.cacheDir, STALE_TMP);
     const tmp = `${repo}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     await git(['init', '--quiet', '--bare', tmp], { subject: repo });
     await git(['config', 'gc.auto', '0'], { cwd: tmp });

@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { exists } from '../util/fs';
+import { errorMessage } from '../util/errors';
 
 /** Options of {@link writeDevcontainer}. */
 export interface DevcontainerOptions {
@@ -68,7 +69,7 @@ export async function writeDevcontainer(workspace: string, o: DevcontainerOption
     try {
       config = JSON.parse(text);
     } catch (e) {
-      throw new ExpBenchError('BAD_INPUT', template, `Dev Container template is not JSON: ${(e as Error).message}`, { cause: e });
+      throw new ExpBenchError('BAD_INPUT', template, `Dev Container template is not JSON: ${errorMessage(e)}`, { cause: e });
     }
     config.image = o.image;
   } else {

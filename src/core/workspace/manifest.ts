@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ExpBenchError } from '../errors';
+import { ExpBenchError, isExpBenchError } from '../errors';
 import { SessionLayout } from '../layout';
+import { errorMessage } from '../util/errors';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
 import { FULL_SHA } from '../git';
 
@@ -46,7 +47,44 @@ export const ManifestMaskedSchema = z.object({
 });
 
 /**
- * `private/manifest.json` of a prepared session (see docs/workspace.md). Written once with
+ * Where the pinned commit came from: `curation` (the paper's curation file, `file`), `option` (a
+ * commit given to prepare: `--commit`, Open Task's `commit`), `source-head` (the source's HEAD).
+ * `requested`: the commit as asked for (a SHA, branch or tag), absent for `source-head`.
+ */
+export const ManifestPinSchema = z.object({
+  from: z.enum(['curation', 'option', 'source-head']),
+  file: z.string().optional(),
+  requested: z.string().optional(),
+});
+export type ManifestPin = z.infer<typeof ManifestPinSchema>;
+
+/**
+ * The environment the session runs in and where it came from: `curation` (the curation file,
+ * `file`), `option` (an image given to prepare), `default` (the contract image). `gpus`, `limits`
+ * and `mounts` are the curation file's (docs/curation.md); the verifier applies `limits` and `gpus`.
+ */
+export const ManifestEnvironmentSchema = z.object({
+  from: z.enum(['curation', 'option', 'default']),
+  file: z.string().optional(),
+  image: z.string().min(1),
+  /** GPUs the experiment needs (0: none). */
+  gpus: z.number().int().nonnegative().optional(),
+  limits: z.object({
+    /** Wall-clock seconds of one run. */
+    timeSeconds: z.number().int().positive().optional(),
+    /** Memory of one run, MiB. */
+    memoryMiB: z.number().int().positive().optional(),
+  }).optional(),
+  /** Read-only data folders (absolute host path → absolute container path). */
+  mounts: z.array(z.object({ host: z.string(), container: z.string() })).optional(),
+  /** Setup commands and Debian packages the curation file lists (recorded, not run by prepare). */
+  setup: z.array(z.string()).optional(),
+  debianPackages: z.array(z.string()).optional(),
+});
+export type ManifestEnvironment = z.infer<typeof ManifestEnvironmentSchema>;
+
+/**
+ * `private/manifest.json` of a prepared session (see docs/architecture.md, "A session on disk"). Written once with
  * `complete: false` when preparation starts, then atomically replaced with the full manifest and
  * `complete: true` as the very last step: a session whose preparation was interrupted (window
  * reload, crash, cancel) is never read as complete.
@@ -67,6 +105,10 @@ export const ManifestSchema = z.object({
   devcontainer: z.string().optional(),
   /** Container image tag for this session (for example `expbench/sandbox:1`). */
   image: z.string().min(1),
+  /** Where `commit` came from (absent in manifests written before it was recorded). */
+  pin: ManifestPinSchema.optional(),
+  /** The environment, `image` included, and where it came from (absent in older manifests). */
+  environment: ManifestEnvironmentSchema.optional(),
   /** `version` of the package that prepared the session. */
   toolVersion: z.string().min(1),
   /** ISO 8601 time preparation started. */
@@ -85,12 +127,13 @@ export interface ManifestDraft {
 }
 
 /**
- * Writes the draft (preparation started, not finished) to `private/manifest.json`, atomically
+ * Writes the draft (preparation started, not finished) to `private/manifest.json`, with this
+ * process's `pid` (a later `prepare` leaves a folder alone while that process runs), atomically
  * (temp file + rename) but without fsync: should the draft be lost in a crash, the session folder
- * holds no manifest and is refused as not empty, so it never looks complete either way.
+ * holds no manifest and never looks complete (see folder.ts for how `prepare` reads it then).
  */
 export async function writeManifestDraft(sessionDir: string, draft: ManifestDraft): Promise<void> {
-  await writeJsonAtomic(new SessionLayout(sessionDir).manifest, draft, { fsync: false });
+  await writeJsonAtomic(new SessionLayout(sessionDir).manifest, { ...draft, pid: process.pid }, { fsync: false });
 }
 
 /** Validates and writes the complete manifest atomically; call it as the LAST step of preparation. */
@@ -102,37 +145,53 @@ export async function writeManifest(sessionDir: string, manifest: Manifest): Pro
  * Reads `private/manifest.json` of a session.
  *
  * @throws ExpBenchError `SESSION_INVALID` naming the manifest file when it is missing, not JSON,
- *   from an unfinished preparation (`complete` not `true`), or not of {@link ManifestSchema}
- *   (every issue listed).
+ *   not a regular file, from an unfinished preparation (`complete: false`: the message says to
+ *   prepare into a new folder, never to prepare this one again), or not of {@link ManifestSchema}
+ *   (the first three issues listed).
  */
 export async function readManifest(sessionDir: string): Promise<Manifest> {
-  const file = new SessionLayout(sessionDir).manifest;
+  const layout = new SessionLayout(sessionDir);
+  const file = layout.manifest;
   let raw: unknown;
   try {
     raw = await readJsonIfExists(file);
   } catch (e: any) {
-    throw new ExpBenchError('SESSION_INVALID', file, `not valid JSON: ${e?.message ?? e}`, { cause: e });
+    throw damagedManifest(layout, 'use this session', `${isExpBenchError(e) ? e.message.replace(`${file}: `, '') : errorMessage(e)}`, e);
   }
-  if (raw === undefined) throw new ExpBenchError('SESSION_INVALID', file, 'no manifest: this folder is not a prepared session');
-  if (typeof raw === 'object' && raw !== null && (raw as { complete?: unknown }).complete !== true) {
+  if (raw === undefined) {
+    throw new ExpBenchError('SESSION_INVALID', file, 'no manifest: this folder is not a prepared session; prepare one with `expbench prepare <task> --out <new folder>`');
+  }
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && (raw as { complete?: unknown }).complete === false) {
     const started = (raw as { createdAt?: unknown }).createdAt;
-    throw new ExpBenchError('SESSION_INVALID', file,
-      `preparation did not finish${typeof started === 'string' ? ` (started ${started})` : ''}; prepare the session again`);
+    throw unfinishedPreparation(layout, 'use this session', typeof started === 'string' ? started : undefined);
   }
   const parsed = ManifestSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new ExpBenchError('SESSION_INVALID', file, `manifest does not match the schema: ${issues}`);
+    const all = parsed.error.issues;
+    const issues = all.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') + (all.length > 3 ? `; and ${all.length - 3} more` : '');
+    throw damagedManifest(layout, 'use this session', `it does not match the manifest schema: ${issues}`);
   }
   return parsed.data;
 }
 
-/** True when `sessionDir` holds a manifest of a preparation that started but never finished. */
-export async function isIncompleteSession(sessionDir: string): Promise<boolean> {
-  try {
-    const raw = await readJsonIfExists<{ complete?: unknown }>(new SessionLayout(sessionDir).manifest);
-    return raw !== undefined && raw.complete !== true;
-  } catch {
-    return false;
-  }
+/**
+ * The error for a manifest that is neither a draft nor complete (not JSON, `{}`, `1`…): what is
+ * wrong, that nothing was changed, and what to do without losing the work in the folder.
+ */
+export function damagedManifest(layout: SessionLayout, action: string, problem: string, cause?: unknown): ExpBenchError {
+  return new ExpBenchError('SESSION_INVALID', layout.manifest,
+    `cannot ${action}: the manifest is damaged (${problem}); nothing was changed. Your work in ${layout.workspace} is kept: `
+    + 'restore the manifest from a backup, or prepare the task into a new folder (`expbench prepare <task> --out <new folder>`) and copy your work there', cause === undefined ? undefined : { cause });
+}
+
+/**
+ * The error for a session whose preparation did not finish (its manifest is still the draft):
+ * what happened, that nothing was changed, and what to do without losing work (prepare into a
+ * NEW folder and copy the work over; `prepare` refuses to clear a folder that holds work).
+ */
+export function unfinishedPreparation(layout: SessionLayout, action: string, started?: string): ExpBenchError {
+  return new ExpBenchError('SESSION_INVALID', layout.manifest,
+    `cannot ${action}: the preparation of this session did not finish${started ? ` (started ${started})` : ''}, so its workspace may be incomplete; nothing was changed. `
+    + `Prepare the task into a new folder (\`expbench prepare <task> --out <new folder>\`) and copy any work from ${layout.workspace} there `
+    + '(`prepare` refuses to clear a folder that holds work)');
 }

@@ -38,7 +38,7 @@ export const ROOT_README = /^readme/i;
 /**
  * The task's mask rules, by the reference harness's task types: type 1 masks `masked_source`,
  * type 2 masks `source`, type 3 masks nothing but the root README (source: EXP-Bench harness,
- * see ../shared/docs/exp-bench-harness.md). Paths lose a leading `/workspace/`, `/` or `./`
+ * see docs/exp-bench-harness.md). Paths lose a leading `/workspace/`, `/` or `./`
  * and a trailing `/`; duplicates are dropped.
  *
  * @throws ExpBenchError `BAD_INPUT` naming the task and the path when a path is empty, is the

@@ -4,9 +4,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import parseDiff from 'parse-diff';
 import { ExpBenchError } from '../errors';
+import { sweepDeadOwners } from '../sandbox/processes';
 import { allSettledOrThrow } from '../util/promises';
 import { TASK_START } from './build';
-import { git } from '../git';
+import { copyIndex, git } from '../git';
+import { errorMessage } from '../util/errors';
 
 /** One changed file of a {@link WorkspacePatch}. Paths are repository-relative, `/`-separated. */
 export interface PatchFile {
@@ -54,7 +56,7 @@ export async function taskStartCommit(workspaceDir: string): Promise<string> {
   try {
     out = (await git(['log', '--max-parents=0', '--format=%H%x00%s', 'HEAD', '--'], { cwd: workspaceDir, subject: workspaceDir })).text;
   } catch (e) {
-    throw new ExpBenchError('SESSION_INVALID', workspaceDir, `not a task workspace (no git history): ${(e as Error).message}`, { cause: e });
+    throw new ExpBenchError('SESSION_INVALID', workspaceDir, `not a task workspace (no git history): ${errorMessage(e)}`, { cause: e });
   }
   const roots = out.split('\n').filter(Boolean).map((l) => l.split('\0'));
   if (roots.length !== 1 || roots[0][1] !== TASK_START) {
@@ -78,12 +80,14 @@ export async function taskStartCommit(workspaceDir: string): Promise<string> {
  * @throws ExpBenchError `SESSION_INVALID` (not a task workspace), `GIT_FAILED`, `CANCELLED`.
  */
 export async function makePatch(workspaceDir: string, opts: { signal?: AbortSignal } = {}): Promise<WorkspacePatch> {
+  // Index files of a killed submit or patch (named with their pid) are removed while this one runs.
+  void sweepDeadOwners(os.tmpdir(), STALE_TEMP);
   const index = path.join(os.tmpdir(), `expbench-patch-${process.pid}-${randomBytes(4).toString('hex')}.index`);
   const run = { cwd: workspaceDir, signal: opts.signal, env: { GIT_INDEX_FILE: index, GIT_LITERAL_PATHSPECS: '1' } };
   // The workspace's own index (`$GIT_DIR/index`, what is copied), only read by ls-files.
   const ownIndex = { cwd: workspaceDir, signal: opts.signal, env: { GIT_INDEX_FILE: undefined, GIT_LITERAL_PATHSPECS: '1' } };
   const baseP = taskStartCommit(workspaceDir);
-  const copiedP = gitDirOf(workspaceDir).then((dir) => copyIndex(path.join(dir, 'index'), index));
+  const copiedP = copyIndex(workspaceDir, index);
   const untrackedP = git(['ls-files', '-z', '--others', '--exclude-standard'], ownIndex);
   const ignoredP = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], ownIndex);
   try {
@@ -113,6 +117,9 @@ export async function makePatch(workspaceDir: string, opts: { signal?: AbortSign
     await fsp.rm(index, { force: true });
   }
 }
+
+/** Temp files of this module, named with the pid of the process that made them. */
+const STALE_TEMP = /^expbench-(?:patch|checkout|apply)-(\d+)-[0-9a-f]{8}\./;
 
 /** One entry of `git diff --raw -z`: its status letter (`M`, `A`, `D`, `R`, `T`, `U`…) and paths. */
 export interface RawEntry {
@@ -145,36 +152,6 @@ export function readRawSummary(text: string): { entries: RawEntry[]; patchStart:
   }
   if (entries.length && (text[i] === '\0' || text[i] === '\n')) i++;
   return { entries, patchStart: i };
-}
-
-/**
- * The workspace's git folder: `<workspaceDir>/.git` when it is a folder (and `GIT_DIR` does not
- * point elsewhere), which spares a git process; otherwise `git rev-parse --absolute-git-dir`.
- */
-async function gitDirOf(workspaceDir: string): Promise<string> {
-  if (!process.env.GIT_DIR) {
-    const dotGit = path.join(path.resolve(workspaceDir), '.git');
-    if (await fsp.stat(dotGit).then((st) => st.isDirectory(), () => false)) return dotGit;
-  }
-  return (await git(['rev-parse', '--absolute-git-dir'], { cwd: workspaceDir })).text.trim();
-}
-
-/**
- * Copies a git index, keeping its modification time (rounded DOWN to the millisecond): git's
- * "racy clean" check compares each entry's mtime with the index file's own mtime, so a copy
- * stamped "now" would make a file rewritten, same size, in the same second as the index was last
- * written look unchanged (a change missing from the patch). No index (ENOENT): nothing copied.
- */
-async function copyIndex(from: string, to: string): Promise<void> {
-  let st;
-  try {
-    st = await fsp.stat(from);
-    await fsp.copyFile(from, to);
-  } catch (e: any) {
-    if (e?.code === 'ENOENT') return;
-    throw e;
-  }
-  await fsp.utimes(to, st.atime, new Date(Math.floor(st.mtimeMs)));
 }
 
 /**

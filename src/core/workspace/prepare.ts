@@ -7,15 +7,16 @@ import { toolVersion } from '../paths';
 import { SessionLayout } from '../layout';
 import type { Task } from '../tasks/types';
 import { allSettledOrThrow } from '../util/promises';
-import { addExcludes, buildWorkspaceRepo } from './build';
+import { buildWorkspaceRepo, initWorkspaceRepo } from './build';
 import { ensurePristine, Pristine } from './cache';
 import { writeDevcontainer } from './devcontainer';
-import { git } from '../git';
-import { initWorkspaceRepo } from './init';
-import { Manifest, isIncompleteSession, writeManifest, writeManifestDraft } from './manifest';
+import { addExcludes, git } from '../git';
+import { claimSessionFolder } from './folder';
+import { Manifest, ManifestEnvironment, ManifestPin, writeManifest, writeManifestDraft } from './manifest';
 import { applyMask, covers, MaskRule, maskRules } from './mask';
 import { ClassifiedSource, defaultCacheDir, probeSource } from './source';
 import { FlatTree, flattenTree } from './tree';
+import { errorMessage } from '../util/errors';
 
 const logger = log('workspace.prepare');
 const run = promisify(execFile);
@@ -47,6 +48,13 @@ export interface PrepareOptions {
    * host-side git ("dubious ownership"). Pass `{uid: 1000, gid: 1000}` to hand it over instead.
    */
   owner?: { uid: number; gid: number } | null;
+  /**
+   * Where `commit` and `image` came from, recorded in the manifest (`pin`, `environment`).
+   * Default: `pin.from` is `option` when `commit` is given, else `source-head`; the environment is
+   * `{from: 'option', image}` when `image` is given, else `{from: 'default', image: DEFAULT_IMAGE}`.
+   * `environment.image` is replaced by the image used.
+   */
+  provenance?: { pin?: ManifestPin; environment?: ManifestEnvironment };
   signal?: AbortSignal;
   onProgress?: (p: { step: PrepareStep; message: string }) => void;
 }
@@ -78,30 +86,32 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
 
   const rules = maskRules(o.task);
   progress('source', `resolving ${o.source}`);
-  // The session folder is claimed while the source is probed; on a probe failure it is removed
-  // again when this call made it (an unfinished preparation found in it is cleared either way).
-  const [probeResult, claimed] = await Promise.allSettled([probeSource(o.source), claimOutDir(o.outDir)]);
+  // The session folder is claimed while the source is probed, and `git init` of the workspace
+  // starts once it is claimed; on a probe failure both are removed again when this call made them
+  // (an unfinished preparation found in it is cleared either way).
+  const claiming = claimSessionFolder(o.outDir, o.task.id);
+  const initialized = claiming.then(() => initWorkspaceRepo(layout.workspace, o.signal));
+  initialized.catch(() => undefined);
+  const [probeResult, claimed] = await Promise.allSettled([probeSource(o.source), claiming]);
   if (claimed.status === 'rejected') throw claimed.reason;
   if (probeResult.status === 'rejected') {
+    await initialized.catch(() => undefined);
+    await fsp.rm(layout.workspace, { recursive: true, force: true }).catch(() => undefined);
+    await fsp.rm(layout.private, { recursive: true, force: true }).catch(() => undefined);
     if (claimed.value) await fsp.rmdir(o.outDir).catch(() => undefined);
     throw probeResult.reason;
   }
   const probed = probeResult.value;
   const source = probed.source;
-  let initialized: Promise<void> | undefined;
   let listed: Promise<{ pristine: Pristine; flat: FlatTree }> | undefined;
   let drafted: Promise<void> | undefined;
   try {
     // The draft, `git init` of the workspace and reading the source (which writes only to the
     // cache) run at once; errors surface where they are awaited. A crash before the draft is
     // on disk leaves a folder without manifest, refused as not empty: never taken as complete.
-    // The draft is awaited before the manifest replaces it. Called in this order, the listing's
-    // git process starts first (the init's first step is a file check), then the init's copy or
-    // its git process: each process start holds Node's event loop 1–3 ms (measured).
+    // The draft is awaited before the manifest replaces it.
     listed = readSource(o, probed.head, source, cacheDir, rules, progress);
     listed.catch(() => undefined);
-    initialized = initWorkspaceRepo(layout.workspace, o.signal, cacheDir);
-    initialized.catch(() => undefined);
     drafted = writeManifestDraft(o.outDir, { complete: false, taskId: o.task.id, source, createdAt });
     drafted.catch(() => undefined);
     const { pristine, flat } = await listed;
@@ -145,6 +155,8 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
       workspaceTree: built.tree,
       devcontainer: dc.file,
       image,
+      pin: o.provenance?.pin ?? (o.commit !== undefined ? { from: 'option', requested: o.commit } : { from: 'source-head' }),
+      environment: { ...(o.provenance?.environment ?? { from: o.image !== undefined ? 'option' : 'default' }), image },
       toolVersion: toolVersion(),
       createdAt,
       completedAt: new Date().toISOString(),
@@ -191,35 +203,10 @@ async function readSource(
     return { pristine, flat: await list() };
   } catch (e) {
     if (pristine.checked || isExpBenchError(e, 'CANCELLED')) throw e;
-    logger.debug(`${pristine.commit} not listed unchecked (${(e as Error).message}); looking it up`);
+    logger.debug(`${pristine.commit} not listed unchecked (${errorMessage(e)}); looking it up`);
     pristine = await ensurePristine(pristineOptions);
     return { pristine, flat: await list() };
   }
-}
-
-/**
- * Makes sure `outDir` may be used: absent, empty, or an unfinished preparation (whose
- * `workspace/` and `private/` are removed: no user work can be in a session never opened).
- * Returns true when it created `outDir`.
- */
-async function claimOutDir(outDir: string): Promise<boolean> {
-  const entries = await fsp.readdir(outDir).catch((e: any) => {
-    if (e?.code === 'ENOENT') return [] as string[];
-    throw new ExpBenchError('BAD_INPUT', outDir, `cannot use as session folder: ${e?.message ?? e}`);
-  });
-  if (entries.length > 0) {
-    if (!(await isIncompleteSession(outDir))) {
-      throw new ExpBenchError('BAD_INPUT', outDir, 'exists and is not empty; choose a new folder for the session');
-    }
-    logger.warn(`${outDir}: removing an unfinished preparation`);
-    const layout = new SessionLayout(outDir);
-    await fsp.rm(layout.workspace, { recursive: true, force: true });
-    await fsp.rm(layout.private, { recursive: true, force: true });
-  }
-  const made = await fsp.mkdir(outDir, { recursive: true }).catch((e: NodeJS.ErrnoException) => {
-    throw new ExpBenchError('BAD_INPUT', outDir, `cannot create the session folder: ${e.message}`, { cause: e });
-  });
-  return made !== undefined;
 }
 
 /** Relative submodule URLs resolve against the clone's `origin` URL when it has one (as git does), else its folder. */

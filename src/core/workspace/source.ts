@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
-import { FULL_SHA, git } from '../git';
+import { repositoryTop } from '../git';
 
 /** Kind of a preparation source: a git URL, a local git repository, or a plain local folder. */
 export type SourceKind = 'url' | 'clone' | 'folder';
@@ -54,79 +53,8 @@ export async function probeSource(source: string): Promise<ProbedSource> {
     throw new ExpBenchError('SOURCE_UNAVAILABLE', abs, 'not a folder, and not a git URL (scheme://… or user@host:path)');
   }
   const real = await fsp.realpath(abs);
-  const top = readTopHead(real) ?? await repositoryTop(real);
+  const top = await repositoryTop(real);
   return { source: { kind: top.isTop ? 'clone' : 'folder', location: real }, ...(top.isTop && top.head ? { head: top.head } : {}) };
-}
-
-/**
- * The common cases of {@link repositoryTop} read from the files, without starting git (that
- * costs 3–4 ms of a 25–35 ms preparation, measured): `dir/.git` is a folder whose config has
- * no `core.bare` other than false, or `dir` itself is a repository (`HEAD`, `objects/`, `refs/`)
- * whose config says `bare = true` or that has no config; the config has no `core.worktree` and
- * no `[extensions]` (reftable, SHA-256); and `HEAD` is a commit id or names a branch whose loose ref file, or
- * `packed-refs` line, holds one (a loose ref wins over a packed one, as in git;
- * gitrepository-layout(5)). Anything else returns undefined: git is asked (without `GIT_DIR` and
- * the like from the environment, as every git call here: `LOCAL_REPO_ENV` in git.ts).
- */
-function readTopHead(dir: string): { isTop: true; head: string } | undefined {
-  // Synchronous: a few small reads of local files, 0.1–0.2 ms in all, where each round trip
-  // through the thread pool took 0.5–1 ms while the preparation starts its first processes.
-  const dotGit = path.join(dir, '.git');
-  const st = fs.lstatSync(dotGit, { throwIfNoEntry: false });
-  const bare = !st;
-  if (st && !st.isDirectory()) return undefined;
-  const gitDir = bare ? dir : dotGit;
-  const read = (f: string) => { try { return fs.readFileSync(path.join(gitDir, f), 'utf8'); } catch { return undefined; } };
-  const isDir = (f: string) => fs.statSync(path.join(gitDir, f), { throwIfNoEntry: false })?.isDirectory() ?? false;
-  const headFile = read('HEAD');
-  const config = read('config');
-  // A bare repository may have no config at all (a snapshot of HEAD, objects, refs): git takes it
-  // as a bare repository too.
-  if (headFile === undefined || (config === undefined && !bare) || !isDir('objects') || !isDir('refs')) return undefined;
-  if (config !== undefined) {
-    if (/^\s*worktree\s*=|^\s*\[\s*extensions\b/im.test(config)) return undefined;
-    const saysBare = /^\s*bare\s*=\s*true\s*$/im.test(config);
-    if (bare ? !saysBare : /^\s*bare\s*=(?!\s*false\s*$)/im.test(config)) return undefined;
-  }
-  const id = /^([0-9a-f]{40})\n?$/;
-  const detached = id.exec(headFile);
-  if (detached) return { isTop: true, head: detached[1] };
-  const branch = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(headFile)?.[1];
-  if (!branch || branch.split('/').some((part) => part === '..' || part === '.')) return undefined;
-  const loose = read(branch);
-  if (loose !== undefined) {
-    const m = id.exec(loose);
-    return m ? { isTop: true, head: m[1] } : undefined;
-  }
-  const line = read('packed-refs')?.split('\n').find((l) => l.slice(40) === ` ${branch}` && id.test(l.slice(0, 40)));
-  return line ? { isTop: true, head: line.slice(0, 40) } : undefined;
-}
-
-/**
- * Whether `dir` is the top of a non-bare repository or is a bare repository (no search upwards),
- * and its HEAD commit when it has one.
- */
-async function repositoryTop(dir: string): Promise<{ isTop: boolean; head?: string }> {
-  const env = { GIT_CEILING_DIRECTORIES: path.dirname(dir) };
-  try {
-    // Exit 1 (output still complete): HEAD names no commit yet. A bare repository prints no cdup line.
-    const r = await git(['rev-parse', '--is-bare-repository', '--show-cdup', '--verify', '--quiet', 'HEAD^{commit}'],
-      { cwd: dir, env, okCodes: [1] });
-    const lines = r.text.split('\n');
-    const bare = lines[0].trim() === 'true';
-    const head = r.code === 0 ? lines[bare ? 1 : 2]?.trim() : undefined;
-    return {
-      isTop: bare || (lines[1] ?? '').trim() === '',
-      ...(head && FULL_SHA.test(head) ? { head } : {}),
-    };
-  } catch {
-    try {
-      const r = await git(['rev-parse', '--is-bare-repository'], { cwd: dir, env });
-      return { isTop: r.text.trim() === 'true' };
-    } catch {
-      return { isTop: false };
-    }
-  }
 }
 
 /**

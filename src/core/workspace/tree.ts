@@ -1,7 +1,8 @@
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { ensurePristine } from './cache';
-import { git } from '../git';
+import { git, listTree } from '../git';
 import { classifySource, ClassifiedSource, resolveSubmoduleUrl } from './source';
+import { errorMessage } from '../util/errors';
 
 /** One file of the source tree at the pinned commit, submodule files flattened to full paths. */
 export interface TreeFile {
@@ -55,25 +56,21 @@ export interface FlattenOptions {
 }
 
 /**
- * Lists every file of `commit` (a commit id; anything else fails) with `git ls-tree -r`, replacing each submodule (gitlink) by the
- * files of its own tree at the recorded SHA (fetched into the pristine cache, recursively for
- * nested submodules).
+ * Lists every file of `commit` (a commit id; anything else fails) with `git ls-tree -r`
+ * ({@link listTree}), replacing each submodule (gitlink) by the files of its own tree at the
+ * recorded SHA (fetched into the pristine cache, recursively for nested submodules).
  *
  * @throws ExpBenchError `SOURCE_UNAVAILABLE` naming the submodule when `.gitmodules` has no URL
  *   for it or its commit cannot be fetched (with git's error).
  */
 export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatTree> {
   // `^{commit}`: a missing commit, or an id that is not a commit, fails here (callers may pass an unchecked SHA).
-  const out = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', `${o.commit}^{commit}`], { cwd: o.repo, signal: o.signal });
+  const listed = await listTree(o.repo, `${o.commit}^{commit}`, o.signal);
   const files: TreeFile[] = [];
   const trees: TreeDir[] = [];
   const submodules: FlatSubmodule[] = [];
   const links: { path: string; sha: string }[] = [];
-  for (const rec of out.text.split('\0')) {
-    if (!rec) continue;
-    const tab = rec.indexOf('\t');
-    const [mode, type, sha] = rec.slice(0, tab).split(' ');
-    const rel = rec.slice(tab + 1);
+  for (const { mode, type, sha, path: rel } of listed) {
     if (type === 'commit') links.push({ path: rel, sha });
     else if (type === 'tree') trees.push({ sha, path: prefix + rel, repo: o.repo });
     else if (type === 'blob') files.push({ mode, sha, path: prefix + rel, repo: o.repo, submodule: prefix ? prefix.slice(0, -1) : undefined });
@@ -94,7 +91,7 @@ export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatT
     try {
       sub = await classifySource(url);
     } catch (e) {
-      throw new ExpBenchError('SOURCE_UNAVAILABLE', full, `submodule URL ${url} is not reachable: ${(e as Error).message}`, { cause: e });
+      throw new ExpBenchError('SOURCE_UNAVAILABLE', full, `submodule URL ${url} is not reachable: ${errorMessage(e)}`, { cause: e });
     }
     o.onProgress?.(`submodule ${full} at ${link.sha.slice(0, 12)}`);
     let pristine;
@@ -102,7 +99,7 @@ export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatT
       pristine = await ensurePristine({ source: sub, commit: link.sha, cacheDir: o.cacheDir, signal: o.signal, onProgress: o.onProgress });
     } catch (e) {
       if (isExpBenchError(e, 'CANCELLED')) throw e;
-      throw new ExpBenchError('SOURCE_UNAVAILABLE', full, `submodule ${url} at ${link.sha}: ${(e as Error).message}`, { cause: e });
+      throw new ExpBenchError('SOURCE_UNAVAILABLE', full, `submodule ${url} at ${link.sha}: ${errorMessage(e)}`, { cause: e });
     }
     submodules.push({ path: full, sha: link.sha, url, repo: pristine.repo });
     const inner = await flattenTree({ ...o, repo: pristine.repo, commit: link.sha, location: sub.location }, `${full}/`);

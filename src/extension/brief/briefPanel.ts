@@ -1,30 +1,98 @@
 import * as vscode from 'vscode';
+import { ExpBenchError, isExpBenchError } from '../../core/errors';
 import { log } from '../../core/log';
 import type { Task } from '../../core/tasks/types';
-import { BriefView, HostMessage, WebviewMessage, WebviewMessageSchema, WebviewUiStateSchema } from '../../protocol/messages';
+import { errorMessage } from '../../core/util/errors';
+import {
+  type BriefView, type HostMessage, RequestHeadSchema, type SectionName, type SectionState, type WebviewMessage, WebviewMessageSchema, WebviewUiStateSchema,
+} from '../../protocol/messages';
+import { SectionRegistry } from '../../protocol/registry';
+import { RequestRunner } from '../../protocol/requests';
 import { BRIEF_VIEW_TYPE } from '../ids';
 import { briefHtml } from './html';
 
 const logger = log('brief');
 
-type SectionHandler = (action: string, payload: unknown, panel: BriefPanel) => void | Promise<void>;
+/** Logs a failed section request and tells it to the webview: the message, and the ExpBenchError code when there is one (CANCELLED: the user stopped it, no error box). */
+function describe(e: unknown): { message: string; code?: string } {
+  if (isExpBenchError(e, 'CANCELLED')) logger.info(errorMessage(e));
+  else logger.error(e instanceof Error ? e : errorMessage(e));
+  return { message: errorMessage(e), ...(isExpBenchError(e) ? { code: e.code } : {}) };
+}
 
 /**
- * The task brief webview (view type `expbench.brief`): paper title and link, question, method and
- * agent instructions as sanitised markdown. The ground truth (design, expected outcome,
- * requirements) is never sent to it. One panel per task; features add sections (phases, verifier,
- * gap report) with {@link BriefPanel.postSection} and handle their actions with
- * {@link BriefPanel.registerSectionHandler}.
+ * The window's task brief webviews (view type `expbench.brief`), one panel per task, and the
+ * registry of their feature sections (phases, gap report): features register a handler for their
+ * section's actions and a provider that posts their section to a panel once it is ready, and post
+ * state with {@link BriefPanels.post}. Made once by the composition root. Disposing it detaches the
+ * panels (their requests are cancelled) but leaves them open, so VS Code can restore them after a
+ * reload.
+ */
+export class BriefPanels implements vscode.Disposable {
+  readonly sections = new SectionRegistry<BriefPanel>();
+  private readonly panels = new Map<string, BriefPanel>();
+
+  constructor(private readonly extensionUri: vscode.Uri) {}
+
+  /**
+   * Shows (or reveals) the brief of `task`. `sessionDir` ties it to an opened task session.
+   * `preserveFocus`: the new panel does not take the focus (a quick pick open meanwhile stays
+   * open); `reveal: false`: an existing panel is left where and as it is.
+   */
+  show(task: Task, opts: { column?: vscode.ViewColumn; sessionDir?: string; preserveFocus?: boolean; reveal?: boolean } = {}): BriefPanel {
+    const existing = this.panels.get(task.id);
+    if (existing) {
+      if (opts.reveal !== false) existing.panel.reveal(opts.column, opts.preserveFocus);
+      return existing;
+    }
+    const panel = vscode.window.createWebviewPanel(BRIEF_VIEW_TYPE, `Brief ${task.id}`,
+      { viewColumn: opts.column ?? vscode.ViewColumn.Active, preserveFocus: opts.preserveFocus === true },
+      { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview')] });
+    return this.adopt(panel, task, opts.sessionDir);
+  }
+
+  /** Wraps an existing panel (used when VS Code restores one after a reload). */
+  adopt(panel: vscode.WebviewPanel, task: Task, sessionDir?: string): BriefPanel {
+    const p = new BriefPanel(panel, task, this.extensionUri, this.sections, () => { if (this.panels.get(task.id) === p) this.panels.delete(task.id); }, sessionDir);
+    this.panels.set(task.id, p);
+    return p;
+  }
+
+  get(taskId: string): BriefPanel | undefined {
+    return this.panels.get(taskId);
+  }
+
+  all(): BriefPanel[] {
+    return [...this.panels.values()];
+  }
+
+  /** Posts `state` to section `section` of the brief of `taskId`, if that brief is open. */
+  post<K extends SectionName>(taskId: string, section: K, state: SectionState<K>): void {
+    this.panels.get(taskId)?.postSection(section, state);
+  }
+
+  dispose(): void {
+    for (const p of this.panels.values()) p.detach();
+    this.panels.clear();
+  }
+}
+
+/**
+ * One task's brief webview: paper title and link, question, method and agent instructions as
+ * sanitised markdown. The ground truth (design, expected outcome, requirements) is never sent to
+ * it. Messages posted before the webview is ready wait for its `ready`; section requests run
+ * through the window's {@link SectionRegistry}, each answered with one reply.
  */
 export class BriefPanel implements vscode.Disposable {
-  private static readonly panels = new Map<string, BriefPanel>();
-  private static readonly handlers = new Map<string, SectionHandler>();
-  private static readonly sectionProviders: Array<(panel: BriefPanel) => void | Promise<void>> = [];
   private ready = false;
   private readonly queue: HostMessage[] = [];
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly requests = new RequestRunner((m) => this.post(m), describe);
 
-  private constructor(readonly panel: vscode.WebviewPanel, readonly task: Task, extensionUri: vscode.Uri, readonly sessionDir?: string) {
+  constructor(
+    readonly panel: vscode.WebviewPanel, readonly task: Task, extensionUri: vscode.Uri,
+    private readonly sections: SectionRegistry<BriefPanel>, private readonly onDispose: () => void, readonly sessionDir?: string,
+  ) {
     panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
     panel.webview.html = briefHtml(panel.webview, extensionUri);
     panel.title = `Brief ${task.id}`;
@@ -35,59 +103,9 @@ export class BriefPanel implements vscode.Disposable {
     );
   }
 
-  /**
-   * Shows (or reveals) the brief of `task`. `sessionDir` ties it to an opened task session.
-   * `preserveFocus`: the new panel does not take the focus (a quick pick open meanwhile stays
-   * open); `reveal: false`: an existing panel is left where and as it is.
-   */
-  static show(
-    task: Task, extensionUri: vscode.Uri,
-    opts: { column?: vscode.ViewColumn; sessionDir?: string; preserveFocus?: boolean; reveal?: boolean } = {},
-  ): BriefPanel {
-    const existing = BriefPanel.panels.get(task.id);
-    if (existing) {
-      if (opts.reveal !== false) existing.panel.reveal(opts.column, opts.preserveFocus);
-      return existing;
-    }
-    const panel = vscode.window.createWebviewPanel(BRIEF_VIEW_TYPE, `Brief ${task.id}`,
-      { viewColumn: opts.column ?? vscode.ViewColumn.Active, preserveFocus: opts.preserveFocus === true },
-      { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] });
-    return BriefPanel.adopt(panel, task, extensionUri, opts.sessionDir);
-  }
-
-  /** Wraps an existing panel (used when VS Code restores one after a reload). */
-  static adopt(panel: vscode.WebviewPanel, task: Task, extensionUri: vscode.Uri, sessionDir?: string): BriefPanel {
-    const p = new BriefPanel(panel, task, extensionUri, sessionDir);
-    BriefPanel.panels.set(task.id, p);
-    return p;
-  }
-
-  static get(taskId: string): BriefPanel | undefined {
-    return BriefPanel.panels.get(taskId);
-  }
-
-  static all(): BriefPanel[] {
-    return [...BriefPanel.panels.values()];
-  }
-
-  /** Registers the handler of a section's actions (`sectionAction` messages with this key). */
-  static registerSectionHandler(key: string, handler: SectionHandler): vscode.Disposable {
-    BriefPanel.handlers.set(key, handler);
-    return new vscode.Disposable(() => BriefPanel.handlers.delete(key));
-  }
-
-  /** Registers a function called for every panel once its webview is ready (to post initial sections). */
-  static registerSectionProvider(provider: (panel: BriefPanel) => void | Promise<void>): vscode.Disposable {
-    BriefPanel.sectionProviders.push(provider);
-    return new vscode.Disposable(() => {
-      const i = BriefPanel.sectionProviders.indexOf(provider);
-      if (i >= 0) BriefPanel.sectionProviders.splice(i, 1);
-    });
-  }
-
-  /** Sends a feature section's payload (rendered by webview-ui's section of the same key). */
-  postSection(key: string, payload: unknown): void {
-    this.post({ type: 'section', key, payload });
+  /** Sends section `section`'s state (rendered by webview-ui's section of the same name). */
+  postSection<K extends SectionName>(section: K, state: SectionState<K>): void {
+    this.post({ type: 'section', section, state } as HostMessage);
   }
 
   private post(m: HostMessage): void {
@@ -98,40 +116,53 @@ export class BriefPanel implements vscode.Disposable {
   private async receive(raw: unknown): Promise<void> {
     const parsed = WebviewMessageSchema.safeParse(raw);
     if (!parsed.success) {
-      logger.warn(`ignored a malformed message from the brief webview: ${parsed.error.issues[0]?.message}`);
+      const why = parsed.error.issues[0]?.message ?? 'not a message';
+      logger.warn(`ignored a malformed message from the brief webview: ${why}`);
+      // a request whose id is readable still gets its one reply, so that the webview does not wait forever
+      const r = RequestHeadSchema.safeParse(raw);
+      if (r.success) void this.requests.run(r.data.id, () => { throw new ExpBenchError('BAD_INPUT', `request ${r.data.id}`, `malformed: ${why}`); });
       return;
     }
     const m: WebviewMessage = parsed.data;
     try {
       switch (m.type) {
-        case 'ready':
+        case 'ready': {
           this.ready = true;
           void this.panel.webview.postMessage({ type: 'brief', brief: briefView(this.task, this.sessionDir) } satisfies HostMessage);
           for (const q of this.queue.splice(0)) void this.panel.webview.postMessage(q);
-          for (const provider of BriefPanel.sectionProviders) await provider(this);
+          const errors = await this.sections.provideAll(this);
+          for (const e of errors) this.fail(e);
           break;
+        }
         case 'openLink':
           if (/^https?:\/\//.test(m.url)) await vscode.env.openExternal(vscode.Uri.parse(m.url));
           break;
-        case 'command':
-          if (m.command.startsWith('expbench.')) await vscode.commands.executeCommand(m.command, ...(m.args ?? []));
+        case 'request':
+          await this.requests.run(m.id, (signal) => this.sections.dispatch(m, this, signal));
           break;
-        case 'sectionAction': {
-          const h = BriefPanel.handlers.get(m.key);
-          if (!h) logger.warn(`no handler for section ${m.key}`);
-          else await h(m.action, m.payload, this);
+        case 'cancel':
+          this.requests.cancel(m.id);
           break;
-        }
       }
     } catch (e) {
-      logger.error(e as Error);
-      this.post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+      this.fail(e);
     }
   }
 
-  dispose(): void {
-    BriefPanel.panels.delete(this.task.id);
+  private fail(e: unknown): void {
+    logger.error(e instanceof Error ? e : errorMessage(e));
+    this.post({ type: 'error', message: errorMessage(e) });
+  }
+
+  /** Stops listening and cancels running requests, leaving the webview open. */
+  detach(): void {
+    this.requests.cancelAll();
     for (const d of this.disposables.splice(0)) d.dispose();
+  }
+
+  dispose(): void {
+    this.detach();
+    this.onDispose();
     this.panel.dispose();
   }
 }
@@ -149,7 +180,7 @@ export function briefView(t: Task, sessionDir?: string): BriefView {
 
 /** Restores brief panels after a window reload, from the UI state the webview saved. */
 export class BriefSerializer implements vscode.WebviewPanelSerializer {
-  constructor(private readonly findTask: (id: string) => Promise<Task | undefined>, private readonly extensionUri: vscode.Uri) {}
+  constructor(private readonly findTask: (id: string) => Promise<Task | undefined>, private readonly briefs: BriefPanels) {}
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
     const s = WebviewUiStateSchema.safeParse(state);
@@ -158,11 +189,11 @@ export class BriefSerializer implements vscode.WebviewPanelSerializer {
       panel.webview.html = '<!DOCTYPE html><html><body><p>This task is no longer in the configured datasets.</p></body></html>';
       return;
     }
-    if (BriefPanel.get(task.id)) {
+    if (this.briefs.get(task.id)) {
       // The window's session opened its brief before VS Code restored this one: one panel per task.
       panel.dispose();
       return;
     }
-    BriefPanel.adopt(panel, task, this.extensionUri, s.success ? s.data.sessionDir : undefined);
+    this.briefs.adopt(panel, task, s.success ? s.data.sessionDir : undefined);
   }
 }

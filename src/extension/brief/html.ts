@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { briefCsp } from './csp';
 import { makeNonce } from './nonce';
 
 /**
@@ -10,13 +11,7 @@ export function briefHtml(webview: vscode.Webview, extensionUri: vscode.Uri): st
   const nonce = makeNonce();
   const js = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'main.js'));
   const css = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'main.css'));
-  const csp = [
-    "default-src 'none'",
-    `style-src ${webview.cspSource}`,
-    `font-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource} https: data:`,
-    `script-src 'nonce-${nonce}'`,
-  ].join('; ');
+  const csp = briefCsp(webview.cspSource, nonce);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

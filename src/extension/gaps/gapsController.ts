@@ -9,11 +9,12 @@ import { SessionLayout } from '../../core/layout';
 import { HARNESS_FILES } from '../../core/layout';
 import type { Task } from '../../core/tasks/types';
 import { makePatch } from '../../core/workspace/patch';
-import { GapsActionSchema } from '../../protocol/messages';
-import { BriefPanel } from '../brief/briefPanel';
+import type { GapsAction } from '../../protocol/messages';
+import type { BriefPanels } from '../brief/briefPanel';
 import { buildDiagnostics, GapsCodeLensProvider, hunkRange, type GapsState } from './annotations';
 import { PRISTINE_SCHEME, PristineProvider, pristineUri, REQUIREMENTS_SCHEME, RequirementsProvider, requirementsUri } from './documents';
 import { gapsView, rangeLabel, requirementsDocument, requirementsFromRecord } from './model';
+import { errorMessage } from '../../core/util/errors';
 
 const logger = log('gaps');
 /** Quiet time after a save before the patch is compared with the judged one, ms. */
@@ -25,6 +26,8 @@ export interface GapsDeps {
   windowRoot(): Promise<string | undefined>;
   /** A task by id from the configured datasets (undefined when unknown). */
   findTask(id: string): Promise<Task | undefined>;
+  /** The window's briefs: the gap report is their section `gaps`. */
+  briefs: BriefPanels;
 }
 
 /** Argument of {@link GapsController.openDiff} (and of the `expbench.openGroundTruthDiff` command). */
@@ -68,8 +71,8 @@ export class GapsController implements vscode.Disposable {
       vscode.workspace.registerTextDocumentContentProvider(PRISTINE_SCHEME, this.pristine),
       vscode.languages.registerCodeLensProvider([{ scheme: 'file' }, { scheme: REQUIREMENTS_SCHEME }], this.codeLens),
       vscode.workspace.onDidSaveTextDocument((d) => this.onSave(d)),
-      BriefPanel.registerSectionProvider((panel) => { if (this.current && panel.task.id === this.current.taskId) this.post(); }),
-      BriefPanel.registerSectionHandler('gaps', (action, payload) => this.handle(action, payload)),
+      deps.briefs.sections.provide((panel) => { if (this.current && panel.task.id === this.current.taskId) this.post(); }),
+      deps.briefs.sections.handle('gaps', (call) => this.handle(call)),
     ];
   }
 
@@ -125,7 +128,7 @@ export class GapsController implements vscode.Disposable {
     try {
       return (await makePatch(new SessionLayout(root).workspace)).patch;
     } catch (e) {
-      logger.warn(`${root}: cannot make the patch: ${(e as Error).message}`);
+      logger.warn(`${root}: cannot make the patch: ${errorMessage(e)}`);
       return undefined;
     }
   }
@@ -139,7 +142,7 @@ export class GapsController implements vscode.Disposable {
 
   private post(): void {
     if (!this.current) return;
-    BriefPanel.get(this.current.taskId)?.postSection('gaps', gapsView(this.current.record, this.stale));
+    this.deps.briefs.post(this.current.taskId, 'gaps', gapsView(this.current.record, this.stale));
   }
 
   private onSave(d: vscode.TextDocument): void {
@@ -148,7 +151,7 @@ export class GapsController implements vscode.Disposable {
     const rel = path.relative(new SessionLayout(c.root).workspace, d.uri.fsPath);
     if (rel.startsWith('..') || path.isAbsolute(rel)) return;
     clearTimeout(this.saveTimer);
-    this.saveTimer = setTimeout(() => void this.checkPatch().catch((e) => logger.warn(`patch check failed: ${(e as Error).message}`)), SAVE_DEBOUNCE_MS);
+    this.saveTimer = setTimeout(() => void this.checkPatch().catch((e) => logger.warn(`patch check failed: ${errorMessage(e)}`)), SAVE_DEBOUNCE_MS);
   }
 
   /** Compares the workspace patch with the judged one and clears or restores the annotations. */
@@ -242,8 +245,7 @@ export class GapsController implements vscode.Disposable {
     if (pick) await this.openDiff({ index: pick.index });
   }
 
-  private async handle(action: string, payload: unknown): Promise<void> {
-    const a = GapsActionSchema.parse({ action, payload });
+  private async handle(a: GapsAction): Promise<void> {
     switch (a.action) {
       case 'openDiff': await this.openDiff(a.payload); break;
       case 'revealHunk': await this.revealHunk(a.payload.path, a.payload.newStart, a.payload.newEnd); break;

@@ -1,9 +1,11 @@
 import * as vscode from 'vscode';
 import { log } from '../../core/log';
+import type { BriefPanels } from '../brief/briefPanel';
 import type { CommandSpec } from '../commands';
 import { GapsController, type OpenDiffArg } from './gapsController';
 import { runJudgeCommand, type RunJudgeDeps } from './runJudge';
 import { OPEN_DIFF_COMMAND } from './annotations';
+import { errorMessage } from '../../core/util/errors';
 
 const logger = log('gaps');
 
@@ -11,7 +13,7 @@ export { GapsController } from './gapsController';
 export type { RunJudgeResult } from './runJudge';
 
 /** What {@link activateGaps} needs (the composition root supplies it). */
-export type GapsFeatureDeps = Omit<RunJudgeDeps, 'gaps'>;
+export type GapsFeatureDeps = Omit<RunJudgeDeps, 'gaps'> & { briefs: BriefPanels };
 
 /**
  * The "gaps in the editor" feature (issue 5, part 7): builds the {@link GapsController} (put on
@@ -22,11 +24,11 @@ export type GapsFeatureDeps = Omit<RunJudgeDeps, 'gaps'>;
  * its gaps are shown once the session has opened.
  */
 export function activateGaps(context: vscode.ExtensionContext, deps: GapsFeatureDeps): { gaps: GapsController; commands: CommandSpec[] } {
-  const gaps = new GapsController({ windowRoot: async () => (await deps.windowSession())?.root, findTask: deps.findTask });
+  const gaps = new GapsController({ windowRoot: async () => (await deps.windowSession())?.root, findTask: deps.findTask, briefs: deps.briefs });
   context.subscriptions.push(gaps);
   // a window reopened on a judged session shows its gaps again (after activation returns)
   void deps.windowSession().then((w) => (w ? gaps.refresh(w.root) : undefined))
-    .catch((e) => logger.warn(`cannot show the gaps of this window's session: ${e instanceof Error ? e.message : String(e)}`));
+    .catch((e) => logger.warn(`cannot show the gaps of this window's session: ${errorMessage(e)}`));
   const commands: CommandSpec[] = [
     runJudgeCommand({ ...deps, gaps }),
     {

@@ -64,9 +64,9 @@ const toneOf = (v: string | null): 'ok' | 'warn' | 'bad' | 'muted' =>
 
 /** The links of one requirement in the gap report: its hunks, the ground-truth diff, its line in the Requirements document. */
 function requirementLinks(v: RequirementVerdict): GapsLink[] {
-  const links: GapsLink[] = v.hunks.map((h) => ({ label: rangeLabel(h.path, h.newStart, h.newEnd), action: 'revealHunk' as const, args: { path: h.path, newStart: h.newStart, newEnd: h.newEnd } }));
-  if (v.groundTruth.length) links.push({ label: 'ground truth ↔ your code', action: 'openDiff', args: { index: v.index } });
-  links.push({ label: 'requirement', action: 'showRequirement', args: { index: v.index } });
+  const links: GapsLink[] = v.hunks.map((h) => ({ label: rangeLabel(h.path, h.newStart, h.newEnd), call: { action: 'revealHunk', payload: { path: h.path, newStart: h.newStart, newEnd: h.newEnd } } }));
+  if (v.groundTruth.length) links.push({ label: 'ground truth ↔ your code', call: { action: 'openDiff', payload: { index: v.index } } });
+  links.push({ label: 'requirement', call: { action: 'showRequirement', payload: { index: v.index } } });
   return links;
 }
 

@@ -16,9 +16,11 @@ import { latestRecordPath, readRecord } from '../../core/verify';
 import { RUN_VERIFIER_COMMAND } from '../verifier';
 import { readManifest } from '../../core/workspace/manifest';
 import { makePatch } from '../../core/workspace/patch';
-import type { JudgeEndpoint } from '../../core/judge/provider';
 import type { CommandSpec } from '../commands';
+import type { JudgeConfig } from '../judgeConfig';
+import { withCancellableProgress } from '../progress';
 import type { GapsController } from './gapsController';
+import { errorMessage } from '../../core/util/errors';
 
 const logger = log('gaps');
 export const RUN_JUDGE_AND_VERIFIER_COMMAND = 'expbench.runJudgeAndVerifier';
@@ -26,8 +28,8 @@ export const RUN_JUDGE_AND_VERIFIER_COMMAND = 'expbench.runJudgeAndVerifier';
 /** What "Run Judge and Verifier" needs from the rest of the extension. */
 export interface RunJudgeDeps {
   gaps: GapsController;
-  /** The configured endpoint (settings + SecretStorage); undefined → the heuristic pre-judge. */
-  endpoint(): Promise<JudgeEndpoint | undefined>;
+  /** The judge's endpoint (settings + SecretStorage; none → the heuristic pre-judge), prices and budget. */
+  judgeConfig(): Promise<JudgeConfig>;
   /** This window's session: root, task, event log, and a way to refresh its results table. */
   windowSession(): Promise<{ root: string; task: Task; events?: EventSink; refreshResults?(): Promise<void> } | undefined>;
   findTask(id: string): Promise<Task | undefined>;
@@ -74,36 +76,30 @@ export function runJudgeCommand(deps: RunJudgeDeps): CommandSpec {
       }
       active = true;
       try {
-        const endpoint = await deps.endpoint();
+        const { endpoint, prices, budgetUsd } = await deps.judgeConfig();
         const kind = endpoint ? `model ${endpoint.model}` : 'heuristic';
-        return await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `EXP-Bench: verifier and judge (${kind})`, cancellable: true },
-          async (progress, token) => {
-            const ac = new AbortController();
-            const sub = token.onCancellationRequested(() => ac.abort());
-            try {
-              progress.report({ message: 'running the verifier (Docker)' });
-              const verifierProblem = await verify(root);
-              if (ac.signal.aborted) return undefined;
-              progress.report({ message: `judging (${kind})` });
-              const ws = layout.workspace;
-              const frozen = await fsp.readFile(path.join(layout.harness, HARNESS_FILES.patch), 'utf8').catch(() => undefined);
-              const patch = frozen ?? (await makePatch(ws)).patch;
-              deps.gaps.rememberJudgedPatch(root, patch);
-              const { record } = await judgeSession(root, { task, endpoint, signal: ac.signal, makePatch: async () => patch });
-              progress.report({ message: 'refreshing the annotations' });
-              await deps.gaps.refresh(root);
-              await ours?.refreshResults?.();
-              const line = `EXP-Bench: ${summarize(record)}`;
-              if (verifierProblem) void vscode.window.showWarningMessage(`${line}. Judged without a fresh E: ${verifierProblem}`);
-              else void vscode.window.showInformationMessage(line);
-              return { record, verifierProblem };
-            } finally {
-              sub.dispose();
-            }
+        return await withCancellableProgress(`EXP-Bench: verifier and judge (${kind})`,
+          async (report, signal) => {
+            report('running the verifier (Docker)');
+            const verifierProblem = await verify(root);
+            if (signal.aborted) return undefined;
+            report(`judging (${kind})`);
+            const ws = layout.workspace;
+            const frozen = await fsp.readFile(path.join(layout.harness, HARNESS_FILES.patch), 'utf8').catch(() => undefined);
+            const patch = frozen ?? (await makePatch(ws)).patch;
+            deps.gaps.rememberJudgedPatch(root, patch);
+            const { record } = await judgeSession(root, { task, endpoint, prices, budgetUsd, signal, makePatch: async () => patch });
+            report('refreshing the annotations');
+            await deps.gaps.refresh(root);
+            await ours?.refreshResults?.();
+            const line = `EXP-Bench: ${summarize(record)}`;
+            if (verifierProblem) void vscode.window.showWarningMessage(`${line}. Judged without a fresh E: ${verifierProblem}`);
+            else void vscode.window.showInformationMessage(line);
+            return { record, verifierProblem };
           });
       } catch (e) {
         if (isExpBenchError(e, 'CANCELLED')) { logger.info('judge cancelled'); return undefined; }
-        const msg = e instanceof Error ? e.message : String(e);
+        const msg = errorMessage(e);
         logger.error(`judge failed: ${msg}`);
         void vscode.window.showErrorMessage(`EXP-Bench judge: ${msg}`);
         return undefined;
@@ -122,7 +118,7 @@ async function verify(root: string): Promise<string | undefined> {
     await vscode.commands.executeCommand(RUN_VERIFIER_COMMAND, { mode: 'clean' });
   } catch (e) {
     if (isExpBenchError(e, 'CANCELLED')) throw e;
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = errorMessage(e);
     logger.warn(`verifier failed, judging without a fresh E: ${msg}`);
     return `${msg}${before ? ' (the judge used the previous verification record)' : ''}`;
   }

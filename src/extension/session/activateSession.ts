@@ -5,11 +5,13 @@ import { DEFAULT_IMAGE } from '../../core/sandbox/images';
 import { readTaskSnapshot, sessionRootOf } from '../../core/session/marker';
 import { readManifest } from '../../core/workspace/manifest';
 import { makePatch } from '../../core/workspace/patch';
+import type { BriefPanels } from '../brief/briefPanel';
 import type { CommandSpec } from '../commands';
 import type { TaskStore } from '../taskStore';
 import { registerRecorder, type SessionRecorder } from './recorder';
 import { SessionController } from './sessionController';
 import type { SubmitHooks } from './submitFlow';
+import { errorMessage } from '../../core/util/errors';
 
 const logger = log('session');
 
@@ -25,7 +27,7 @@ export interface ActiveSession {
  * the editor, starts recording. A half-prepared session (manifest not complete) is refused with
  * the manifest's own message and never opened as if complete.
  */
-export async function openWindowSession(context: vscode.ExtensionContext, service: SessionService, store: TaskStore, hooks: SubmitHooks): Promise<ActiveSession | undefined> {
+export async function openWindowSession(context: vscode.ExtensionContext, service: SessionService, store: TaskStore, hooks: SubmitHooks, briefs: BriefPanels): Promise<ActiveSession | undefined> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   if (!folder) return undefined;
   const found = await sessionRootOf(folder);
@@ -34,13 +36,13 @@ export async function openWindowSession(context: vscode.ExtensionContext, servic
     const manifest = await readManifest(found.root);
     const task = (await store.find(manifest.taskId)) ?? (await readTaskSnapshot(found.root));
     if (!task) throw new Error(`task ${manifest.taskId} is neither in the configured datasets nor in the session's private/task.json`);
-    const controller = await SessionController.open(service, found.root, task, context.extensionUri, manifest.image || DEFAULT_IMAGE, hooks);
+    const controller = await SessionController.open(service, found.root, task, briefs, manifest.image || DEFAULT_IMAGE, hooks);
     const recorder = registerRecorder(context, controller.session, { clockCommand: 'expbench.toggleClock' });
     context.subscriptions.push(controller, recorder);
     logger.info(`session ${found.root} opened for ${task.id}`);
     return { controller, recorder };
   } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = errorMessage(e);
     logger.error(`cannot open the session in ${found.root}: ${msg}`);
     void vscode.window.showErrorMessage(`EXP-Bench: this window's task session cannot be opened: ${msg}`);
     return undefined;

@@ -4,6 +4,7 @@ import { budgetShare, BudgetLevel, formatWorking, HEARTBEAT_MS } from '../../cor
 import { log } from '../../core/log';
 import { CommandRecord, WorkspaceRecorder } from '../../core/session/recorder';
 import type { SessionHandle } from '../../core/flows/sessionService';
+import { errorMessage } from '../../core/util/errors';
 
 const logger = log('session');
 
@@ -39,7 +40,7 @@ export interface SessionRecorder extends vscode.Disposable {
 export function registerRecorder(context: vscode.ExtensionContext, session: SessionHandle, opts: RecorderOptions = {}): SessionRecorder {
   const recorder = session.workspaceRecorder();
   const disposables: vscode.Disposable[] = [];
-  const report = (what: string) => (e: unknown) => logger.error(`recording ${what} failed: ${(e as Error)?.message ?? e}`);
+  const report = (what: string) => (e: unknown) => logger.error(`recording ${what} failed: ${errorMessage(e)}`);
 
   disposables.push(vscode.workspace.onDidSaveTextDocument((doc) => {
     if (doc.uri.scheme !== 'file') return;

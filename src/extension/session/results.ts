@@ -4,6 +4,7 @@ import type { SessionLayout } from '../../core/layout';
 import { readJsonIfExists } from '../../core/util/fs';
 import { VerificationRecordSchema } from '../../core/verify/record';
 import type { PhasesView } from '../../protocol/messages';
+import { errorMessage } from '../../core/util/errors';
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`);
 
@@ -26,7 +27,7 @@ export async function resultRows(layout: SessionLayout): Promise<PhasesView['res
       for (const l of r.lint) rows.push({ label: 'Script lint', value: l.severity, ok: l.severity === 'error' ? false : null, detail: l.message });
     }
   } catch (e) {
-    rows.push({ label: 'Verifier', value: 'unreadable record', ok: false, detail: (e as Error).message });
+    rows.push({ label: 'Verifier', value: 'unreadable record', ok: false, detail: errorMessage(e) });
   }
   try {
     const raw = await readJsonIfExists(path.join(layout.judge, 'latest.json'));
@@ -42,7 +43,7 @@ export async function resultRows(layout: SessionLayout): Promise<PhasesView['res
       for (const h of j.harnessErrors) rows.push({ label: 'Harness error', value: h.item, ok: false, detail: h.message });
     }
   } catch (e) {
-    rows.push({ label: 'Judge', value: 'unreadable record', ok: false, detail: (e as Error).message });
+    rows.push({ label: 'Judge', value: 'unreadable record', ok: false, detail: errorMessage(e) });
   }
   return rows;
 }

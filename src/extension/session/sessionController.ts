@@ -9,9 +9,10 @@ import type { SessionHandle, SessionService } from '../../core/flows/sessionServ
 import type { SessionState } from '../../core/session/state';
 import type { Task } from '../../core/tasks/types';
 import { makePatch, type WorkspacePatch } from '../../core/workspace/patch';
-import { PhasesActionSchema, type PhasesView } from '../../protocol/messages';
-import { BriefPanel } from '../brief/briefPanel';
+import type { PhasesAction, PhasesView } from '../../protocol/messages';
+import type { BriefPanels } from '../brief/briefPanel';
 import { type SubmitHooks, submitFromEditor, giveUpFromEditor } from './submitFlow';
+import { setting } from '../settings';
 import { WorkContainerManager } from './workContainer';
 import { exec } from '../../core/sandbox/exec';
 
@@ -33,10 +34,10 @@ export class SessionController implements vscode.Disposable {
   private pushTimer: NodeJS.Timeout | undefined;
 
   private constructor(readonly session: SessionHandle, readonly task: Task, readonly container: WorkContainerManager,
-    private readonly extensionUri: vscode.Uri, private readonly hooks: SubmitHooks) {
+    private readonly briefs: BriefPanels, private readonly hooks: SubmitHooks) {
     this.disposables.push(
-      BriefPanel.registerSectionHandler('phases', (action, payload) => this.handle(action, payload)),
-      BriefPanel.registerSectionProvider((panel) => { if (panel.task.id === task.id) this.push(); }),
+      briefs.sections.handle('phases', (call) => this.handle(call)),
+      briefs.sections.provide((panel) => { if (panel.task.id === task.id) this.push(); }),
       session.onDidChange(() => this.schedulePush()),
       container.onDidChange(() => this.push()),
       vscode.workspace.onDidSaveTextDocument(() => void this.refreshPatch()),
@@ -50,12 +51,12 @@ export class SessionController implements vscode.Disposable {
   }
 
   /** Opens the session at `root` (restoring its state exactly) and shows its brief with the stepper. */
-  static async open(service: SessionService, root: string, task: Task, extensionUri: vscode.Uri, image: string, hooks: SubmitHooks): Promise<SessionController> {
+  static async open(service: SessionService, root: string, task: Task, briefs: BriefPanels, image: string, hooks: SubmitHooks): Promise<SessionController> {
     const layout = new SessionLayout(root);
-    const budgetMin = vscode.workspace.getConfiguration('expbench.session').get<number>('budgetMinutes', 0);
+    const budgetMin = setting('session.budgetMinutes');
     const session = await service.open(root, { client: 'vscode', taskId: task.id, budgetMs: budgetMin > 0 ? budgetMin * 60_000 : null });
     const container = new WorkContainerManager(layout, task.id, image);
-    const c = new SessionController(session, task, container, extensionUri, hooks);
+    const c = new SessionController(session, task, container, briefs, hooks);
     await c.refreshPatch(false);
     await c.refreshClaims(false);
     c.results = await hooks.loadResults(layout);
@@ -67,7 +68,7 @@ export class SessionController implements vscode.Disposable {
 
   /** Shows the brief with the stepper beside the editor. */
   showBrief(o: { atStart?: boolean } = {}): void {
-    BriefPanel.show(this.task, this.extensionUri, {
+    this.briefs.show(this.task, {
       column: vscode.ViewColumn.Beside, sessionDir: this.layout.root,
       ...(o.atStart ? { preserveFocus: true, reveal: false } : {}),
     });
@@ -85,7 +86,7 @@ export class SessionController implements vscode.Disposable {
 
   /** Sends the current view to the task's brief panel (if open). */
   push(): void {
-    BriefPanel.get(this.task.id)?.postSection('phases', this.view());
+    this.briefs.post(this.task.id, 'phases', this.view());
   }
 
   view(): PhasesView {
@@ -111,8 +112,7 @@ export class SessionController implements vscode.Disposable {
     };
   }
 
-  private async handle(action: string, payload: unknown): Promise<void> {
-    const a = PhasesActionSchema.parse({ action, payload });
+  private async handle(a: PhasesAction): Promise<void> {
     switch (a.action) {
       case 'setPhase': await this.session.setPhase(a.payload.phase); break;
       case 'setDesign': this.session.setDesign(a.payload); break;
@@ -155,7 +155,7 @@ export class SessionController implements vscode.Disposable {
       if (push) this.push();
       return p;
     } catch (e) {
-      this.patch = { files: [], additions: 0, deletions: 0, ignored: 0, error: e instanceof Error ? e.message : String(e) };
+      this.patch = { files: [], additions: 0, deletions: 0, ignored: 0, error: errorMessage(e) };
       if (push) this.push();
       return undefined;
     }
@@ -166,7 +166,7 @@ export class SessionController implements vscode.Disposable {
       const r = await claimsStatus(this.layout, this.session.state.conclusion);
       this.claims = r.claims.map((c) => ({ text: c.text, found: c.found, where: c.where?.[0] ? path.basename(String(c.where[0].source)) : undefined }));
     } catch (e) {
-      logger.warn(`claims check failed: ${(e as Error).message}`);
+      logger.warn(`claims check failed: ${errorMessage(e)}`);
     }
     if (push) this.push();
   }
@@ -187,7 +187,6 @@ export class SessionController implements vscode.Disposable {
     await vscode.workspace.saveAll(false);
     const ac = (this.running = new AbortController());
     this.push();
-    const panel = () => BriefPanel.get(this.task.id);
     try {
       const container = await this.container.container();
       let runId = '';
@@ -201,14 +200,14 @@ export class SessionController implements vscode.Disposable {
           });
           return { exitCode: r.aborted ? null : r.exitCode };
         },
-        onOutput: (chunk) => panel()?.postSection('phases', { kind: 'log', runId: runId || 'current', text: chunk }),
+        onOutput: (chunk) => this.briefs.post(this.task.id, 'phases', { kind: 'log', runId: runId || 'current', text: chunk }),
       });
       runId = rec.id;
       void vscode.window.setStatusBarMessage(`EXP-Bench: reproduce_exp_bench.sh ${rec.exitCode === 0 ? 'succeeded' : `failed (${rec.exitCode ?? rec.error})`}`, 5000);
     } catch (e) {
-      const msg = e instanceof Error ? e.message : String(e);
+      const msg = errorMessage(e);
       void vscode.window.showErrorMessage(`EXP-Bench: cannot run the script: ${msg}`);
-      panel()?.postSection('phases', { kind: 'log', runId: 'error', text: `${msg}\n`, reset: true });
+      this.briefs.post(this.task.id, 'phases', { kind: 'log', runId: 'error', text: `${msg}\n`, reset: true });
     } finally {
       this.running = undefined;
       await this.refreshClaims(false);

@@ -6,6 +6,7 @@ import type { StepFn } from '../../core/flows/steps';
 import type { Task } from '../../core/tasks/types';
 import { makePatch } from '../../core/workspace/patch';
 import type { PhasesView } from '../../protocol/messages';
+import { withCancellableProgress } from '../progress';
 
 const logger = log('submit');
 
@@ -44,29 +45,22 @@ export async function submitFromEditor(c: SubmitTarget, hooks: SubmitHooks): Pro
     { modal: true }, 'Submit');
   if (ok !== 'Submit') return;
   await vscode.workspace.saveAll(false);
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `EXP-Bench: submitting ${c.task.id}`, cancellable: true },
-    async (progress, token) => {
-      const ac = new AbortController();
-      const sub = token.onCancellationRequested(() => ac.abort());
-      try {
-        progress.report({ message: 'freezing the answers and writing the harness files' });
-        const verify = hooks.verify();
-        const judge = await hooks.judge(c);
-        const wrap = (name: string, step: StepFn | undefined): StepFn | undefined => step && (async (layout, signal) => {
-          progress.report({ message: `running the ${name}` });
-          return step(layout, signal);
-        });
-        const r = await c.session.submit({ design: s.design, conclusion: s.conclusion }, {
-          makePatch: async (ws) => (await makePatch(ws)).patch, verify: wrap('verifier', verify), judge: wrap('judge', judge), signal: ac.signal,
-        });
-        for (const w of r.warnings) logger.warn(w);
-        const problems = [r.verify?.error && `verifier: ${r.verify.error}`, r.judge?.error && `judge: ${r.judge.error}`].filter(Boolean);
-        if (problems.length) void vscode.window.showWarningMessage(`EXP-Bench: submitted; ${problems.join('; ')}`);
-        else void vscode.window.showInformationMessage(`EXP-Bench: submitted ${c.task.id}. ${[r.verify?.summary, r.judge?.summary].filter(Boolean).join(' · ')}`);
-      } finally {
-        sub.dispose();
-      }
+  await withCancellableProgress(`EXP-Bench: submitting ${c.task.id}`, async (report, signal) => {
+    report('freezing the answers and writing the harness files');
+    const verify = hooks.verify();
+    const judge = await hooks.judge(c);
+    const wrap = (name: string, step: StepFn | undefined): StepFn | undefined => step && (async (layout, stepSignal) => {
+      report(`running the ${name}`);
+      return step(layout, stepSignal);
     });
+    const r = await c.session.submit({ design: s.design, conclusion: s.conclusion }, {
+      makePatch: async (ws) => (await makePatch(ws)).patch, verify: wrap('verifier', verify), judge: wrap('judge', judge), signal,
+    });
+    for (const w of r.warnings) logger.warn(w);
+    const problems = [r.verify?.error && `verifier: ${r.verify.error}`, r.judge?.error && `judge: ${r.judge.error}`].filter(Boolean);
+    if (problems.length) void vscode.window.showWarningMessage(`EXP-Bench: submitted; ${problems.join('; ')}`);
+    else void vscode.window.showInformationMessage(`EXP-Bench: submitted ${c.task.id}. ${[r.verify?.summary, r.judge?.summary].filter(Boolean).join(' · ')}`);
+  });
   c.setResults(await hooks.loadResults(c.layout));
   await hooks.afterSubmit(c);
 }

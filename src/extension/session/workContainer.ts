@@ -7,20 +7,21 @@ import type { Limits } from '../../core/sandbox/containers';
 import { ensureImage } from '../../core/sandbox/images';
 import { ensureWorkContainer, removeDeadWorkContainers, removeWorkContainer } from '../../core/sandbox/work';
 import type { SessionLayout } from '../../core/layout';
+import { setting } from '../settings';
+import { errorMessage } from '../../core/util/errors';
 
 const logger = log('container');
 
 /** Work-container settings (`expbench.image`, `expbench.container.*`). */
 export function containerSettings(defaultImage: string): { image: string; limits: Limits } {
-  const c = vscode.workspace.getConfiguration('expbench');
-  const mem = c.get<number>('container.memoryMb', 0);
+  const mem = setting('container.memoryMb');
   return {
-    image: c.get<string>('image', '') || defaultImage,
+    image: setting('image') || defaultImage,
     limits: {
-      cpus: c.get<number>('container.cpus', 0) || undefined,
+      cpus: setting('container.cpus') || undefined,
       memoryBytes: mem > 0 ? mem * 1024 * 1024 : undefined,
-      pids: c.get<number>('container.pids', 0) || undefined,
-      network: c.get<boolean>('container.network', false),
+      pids: setting('container.pids') || undefined,
+      network: setting('container.network'),
     },
   };
 }
@@ -50,7 +51,7 @@ export class WorkContainerManager implements vscode.Disposable {
     if (!this.pending) {
       this.pending = this.start().catch((e) => {
         this.pending = undefined;
-        this.set({ state: 'unavailable', message: e instanceof Error ? e.message : String(e) });
+        this.set({ state: 'unavailable', message: errorMessage(e) });
         throw e;
       });
     }
@@ -64,7 +65,7 @@ export class WorkContainerManager implements vscode.Disposable {
     const { image, limits } = containerSettings(this.image);
     await ensureImage(docker, image);
     const dead = await removeDeadWorkContainers(docker).catch((e: unknown) => {
-      logger.warn(`orphan cleanup failed: ${e instanceof Error ? e.message : String(e)}`);
+      logger.warn(`orphan cleanup failed: ${errorMessage(e)}`);
       return [];
     });
     if (dead.length) logger.info(`removed ${dead.length} work container(s) of deleted sessions`);

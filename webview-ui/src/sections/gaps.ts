@@ -1,6 +1,6 @@
-import { GapsViewSchema, type GapsLink, type GapsView } from '../../../src/protocol/messages';
+import type { GapsAction, GapsLink, GapsView } from '../../../src/protocol/messages';
 import { el } from '../dom';
-import { send } from '../vscodeApi';
+import { request } from '../vscodeApi';
 import { registerSection } from './registry';
 
 /**
@@ -10,13 +10,13 @@ import { registerSection } from './registry';
  * verdict; a stale one (the patch changed since) carries a banner. Phases whose items are all fine
  * start collapsed.
  */
-function act(action: GapsLink['action'] | 'rerun', payload?: unknown): void {
-  send({ type: 'sectionAction', key: 'gaps', action, payload });
+function act(call: GapsAction): void {
+  void request('gaps', call);
 }
 
 function link(l: GapsLink): HTMLElement {
-  const a = el('a', { href: '#', class: 'gap-link', 'data-action': l.action, title: l.action === 'openDiff' ? 'Open the ground truth beside your code' : '' }, l.label);
-  a.addEventListener('click', (e) => { e.preventDefault(); act(l.action, l.args); });
+  const a = el('a', { href: '#', class: 'gap-link', 'data-action': l.call.action, title: l.call.action === 'openDiff' ? 'Open the ground truth beside your code' : '' }, l.label);
+  a.addEventListener('click', (e) => { e.preventDefault(); act(l.call); });
   return a;
 }
 
@@ -37,13 +37,10 @@ function phase(p: GapsView['phases'][number], heuristic: boolean): HTMLElement {
     rows.length ? el('table', { class: 'gaps' }, el('tbody', {}, ...rows)) : el('p', { class: 'muted' }, 'Nothing to report.'));
 }
 
-registerSection('gaps', (container, payload) => {
-  const parsed = GapsViewSchema.safeParse(payload);
-  if (!parsed.success) return;
-  const v = parsed.data;
+registerSection('gaps', (container, v) => {
   const heuristic = v.kind === 'heuristic';
   const rerun = el('button', { class: 'secondary' }, 'Run judge and verifier again');
-  rerun.addEventListener('click', () => act('rerun'));
+  rerun.addEventListener('click', () => act({ action: 'rerun' }));
   container.replaceChildren(
     el('h2', {}, 'Gap report ', el('span', { class: 'badge' }, heuristic ? 'heuristic' : v.by)),
     el('p', { class: 'muted' }, v.summary, heuristic ? ' — * heuristic verdicts are word and file overlaps, not judgements.' : ''),

@@ -1,6 +1,6 @@
-import { PhasesLogSchema, PhasesViewSchema, type DesignDraftView, type PhasesView } from '../../../src/protocol/messages';
+import type { DesignDraftView, PhasesAction, PhasesView } from '../../../src/protocol/messages';
 import { el } from '../dom';
-import { send } from '../vscodeApi';
+import { request } from '../vscodeApi';
 import { registerSection } from './registry';
 
 /**
@@ -21,18 +21,19 @@ const GROUPS: Array<[keyof Omit<DesignDraftView, 'freeText'>, string, string]> =
 
 let view: PhasesView | undefined;
 let shown: string | undefined;
-/** Pending edits per key: the latest payload is sent when the key's timer fires (throttled, not postponed by later keystrokes). */
-const pending = new Map<string, { action: string; payload: unknown }>();
+/** Pending edits per key: the latest one is sent when the key's timer fires (throttled, not postponed by later keystrokes). */
+const pending = new Map<string, PhasesAction>();
 
-function act(action: string, payload?: unknown, debounceKey?: string): void {
-  if (!debounceKey) return send({ type: 'sectionAction', key: 'phases', action, payload });
+/** Asks the host to do `call`; with `debounceKey`, only the latest call of that key within {@link EDIT_DEBOUNCE_MS}. */
+function act(call: PhasesAction, debounceKey?: string): void {
+  if (!debounceKey) return void request('phases', call);
   const armed = pending.has(debounceKey);
-  pending.set(debounceKey, { action, payload });
+  pending.set(debounceKey, call);
   if (armed) return;
   setTimeout(() => {
     const p = pending.get(debounceKey);
     pending.delete(debounceKey);
-    if (p) send({ type: 'sectionAction', key: 'phases', action: p.action, payload: p.payload });
+    if (p) void request('phases', p);
   }, EDIT_DEBOUNCE_MS);
 }
 
@@ -40,12 +41,9 @@ function focusedIn(node: Element | null): boolean {
   return !!node && !!document.activeElement && node.contains(document.activeElement);
 }
 
-registerSection('phases', (container, payload) => {
-  const log = PhasesLogSchema.safeParse(payload);
-  if (log.success) return appendLog(container, log.data.runId, log.data.text, log.data.reset);
-  const parsed = PhasesViewSchema.safeParse(payload);
-  if (!parsed.success) return;
-  view = parsed.data;
+registerSection('phases', (container, state) => {
+  if (state.kind === 'log') return appendLog(container, state.runId, state.text, state.reset);
+  view = state;
   if (!container.querySelector('.stepper')) build(container);
   update(container, view);
 });
@@ -56,7 +54,7 @@ function build(c: HTMLElement): void {
     el('div', { class: 'clockbar' }),
     el('nav', { class: 'stepper', role: 'tablist' }, ...PHASES.map(([id, label], i) => {
       const b = el('button', { class: 'step secondary', role: 'tab', 'data-phase': id }, `${i + 1}. ${label}`);
-      b.addEventListener('click', () => { showPhase(c, id); act('setPhase', { phase: id }); });
+      b.addEventListener('click', () => { showPhase(c, id); act({ action: 'setPhase', payload: { phase: id } }); });
       return b;
     })),
     designPanel(), implementationPanel(), executionPanel(), conclusionPanel(),
@@ -84,13 +82,13 @@ function designPanel(): HTMLElement {
       d[key].push({ name: '', description: '' });
       renderRows(key, d[key]);
       (document.querySelector<HTMLInputElement>(`.vars[data-group="${key}"] tr:last-child input`))?.focus();
-      act('setDesign', d, 'design');
+      act({ action: 'setDesign', payload: d }, 'design');
     });
     p.append(el('h3', {}, `${title} `, el('span', { class: 'muted' }, `(${hint})`)),
       el('table', { class: 'vars', 'data-group': key }, el('tbody', {})), add);
   }
   const free = el('textarea', { id: 'design-free', rows: '4', placeholder: 'Anything else about the design: procedure, controls, number of runs…', 'aria-label': 'Design notes' });
-  free.addEventListener('input', () => act('setDesign', readDesign(), 'design'));
+  free.addEventListener('input', () => act({ action: 'setDesign', payload: readDesign() }, 'design'));
   p.append(el('h3', {}, 'Free text'), free);
   return p;
 }
@@ -101,8 +99,8 @@ function renderRows(key: string, vars: Array<{ name: string; description: string
     const name = el('input', { class: 'var-name', placeholder: 'name', value: v.name, 'aria-label': `${key} ${i + 1} name` });
     const desc = el('input', { class: 'var-desc', placeholder: 'description or values', value: v.description, 'aria-label': `${key} ${i + 1} description` });
     const del = el('button', { class: 'secondary', title: 'Remove' }, '✕');
-    for (const input of [name, desc]) input.addEventListener('input', () => act('setDesign', readDesign(), 'design'));
-    del.addEventListener('click', () => { del.closest('tr')?.remove(); act('setDesign', readDesign(), 'design'); });
+    for (const input of [name, desc]) input.addEventListener('input', () => act({ action: 'setDesign', payload: readDesign() }, 'design'));
+    del.addEventListener('click', () => { del.closest('tr')?.remove(); act({ action: 'setDesign', payload: readDesign() }, 'design'); });
     return el('tr', {}, el('td', {}, name), el('td', { class: 'wide' }, desc), el('td', {}, del));
   }));
 }
@@ -119,9 +117,9 @@ function readDesign(): DesignDraftView {
 
 function implementationPanel(): HTMLElement {
   const refresh = el('button', { class: 'secondary' }, 'Refresh');
-  refresh.addEventListener('click', () => act('refreshPatch'));
+  refresh.addEventListener('click', () => act({ action: 'refreshPatch' }));
   const open = el('button', {}, 'Open the diff');
-  open.addEventListener('click', () => act('openPatch'));
+  open.addEventListener('click', () => act({ action: 'openPatch' }));
   return el('div', { class: 'phase', 'data-phase': 'implementation' },
     el('p', { class: 'muted' }, 'Edit the repository in the editor. Everything changed since "task start" is your implementation patch.'),
     el('div', { class: 'row' }, open, refresh), el('div', { class: 'patch' }));
@@ -129,11 +127,11 @@ function implementationPanel(): HTMLElement {
 
 function executionPanel(): HTMLElement {
   const edit = el('button', { class: 'secondary' }, 'Edit reproduce_exp_bench.sh');
-  edit.addEventListener('click', () => act('openScript'));
+  edit.addEventListener('click', () => act({ action: 'openScript' }));
   const run = el('button', { class: 'run' }, 'Run in the task container');
-  run.addEventListener('click', () => act('runScript'));
+  run.addEventListener('click', () => act({ action: 'runScript' }));
   const term = el('button', { class: 'secondary', title: 'A shell in the task container (EXP-Bench: task container terminal)' }, 'Open terminal');
-  term.addEventListener('click', () => act('openTerminal'));
+  term.addEventListener('click', () => act({ action: 'openTerminal' }));
   return el('div', { class: 'phase', 'data-phase': 'execution' },
     el('p', { class: 'muted' }, 'reproduce_exp_bench.sh at the repository root must run the whole experiment. Runs here use your work container; the verifier later re-runs it from a clean tree.'),
     el('div', { class: 'row' }, edit, run, term, el('span', { class: 'container-state' })),
@@ -143,7 +141,7 @@ function executionPanel(): HTMLElement {
 
 function conclusionPanel(): HTMLElement {
   const text = el('textarea', { id: 'conclusion', rows: '8', placeholder: 'Your conclusion: answer the question with the numbers your runs produced.', 'aria-label': 'Conclusion' });
-  text.addEventListener('input', () => act('setConclusion', { text: text.value }, 'conclusion'));
+  text.addEventListener('input', () => act({ action: 'setConclusion', payload: { text: text.value } }, 'conclusion'));
   return el('div', { class: 'phase', 'data-phase': 'conclusion' }, text,
     el('h3', {}, 'Numbers claimed'), el('ul', { class: 'claims' }));
 }
@@ -151,16 +149,16 @@ function conclusionPanel(): HTMLElement {
 function notesPanel(): HTMLElement {
   const input = el('input', { id: 'note', placeholder: 'A note, timestamped (Enter to add)', 'aria-label': 'Note' });
   input.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && input.value.trim()) { act('addNote', { text: input.value }); input.value = ''; }
+    if (e.key === 'Enter' && input.value.trim()) { act({ action: 'addNote', payload: { text: input.value } }); input.value = ''; }
   });
   return el('details', { class: 'notes' }, el('summary', {}, 'Notes'), input, el('ul', { class: 'note-list' }));
 }
 
 function finishPanel(): HTMLElement {
   const submit = el('button', { class: 'submit' }, 'Submit…');
-  submit.addEventListener('click', () => act('submit'));
+  submit.addEventListener('click', () => act({ action: 'submit' }));
   const giveUp = el('button', { class: 'secondary giveup' }, 'Give up…');
-  giveUp.addEventListener('click', () => act('giveUp'));
+  giveUp.addEventListener('click', () => act({ action: 'giveUp' }));
   return el('div', { class: 'finish' }, el('div', { class: 'row actions' }, submit, giveUp), el('div', { class: 'results' }));
 }
 
@@ -169,9 +167,9 @@ function update(c: HTMLElement, v: PhasesView): void {
   c.dataset.phase = v.phase;
   // clock
   const bar = c.querySelector<HTMLElement>('.clockbar')!;
-  const button = (label: string, op: string) => {
+  const button = (label: string, op: 'start' | 'pause' | 'resume') => {
     const b = el('button', { class: 'secondary clock-op', 'data-op': op }, label);
-    b.addEventListener('click', () => act('clock', { op, ...(op === 'pause' ? { reason: (c.querySelector('#pause-reason') as HTMLInputElement | null)?.value || undefined } : {}) }));
+    b.addEventListener('click', () => act({ action: 'clock', payload: { op, ...(op === 'pause' ? { reason: (c.querySelector('#pause-reason') as HTMLInputElement | null)?.value || undefined } : {}) } }));
     return b;
   };
   // The time is refreshed on every update; the buttons only when the clock's status changes (a

@@ -1,16 +1,72 @@
+import { promises as fsp } from 'node:fs';
+import { z } from 'zod';
 import { ExpBenchError } from '../errors';
-import type { LedgerEntry, LedgerTotals } from './types';
+import { errorMessage } from '../util/errors';
 
 /**
  * Price of one model, in USD per 1,000,000 tokens (the unit OpenAI's price pages use).
- * The table is a setting (`expbench.judge.prices` / `--prices FILE`): the project ships no prices,
- * so a model missing from the table is recorded with `usd: null` and counted in `unpricedCalls`.
+ * The table is a setting (`expbench.llm.prices` in VS Code, `--prices FILE` on the command line),
+ * shared by every endpoint: the project ships no prices, so a model missing from the table is
+ * recorded with `usd: null` and counted in `unpricedCalls`.
  */
-export interface ModelPrice { inputPerMTok: number; outputPerMTok: number }
-export type PriceTable = Record<string, ModelPrice>;
+export const ModelPrice = z.object({
+  inputPerMTok: z.number().min(0),
+  outputPerMTok: z.number().min(0),
+}).strict();
+export type ModelPrice = z.infer<typeof ModelPrice>;
+/** Model name → {@link ModelPrice}. */
+export const PriceTable = z.record(z.string(), ModelPrice);
+export type PriceTable = z.infer<typeof PriceTable>;
 
 /**
- * Cost ledger of one judge run: tokens and USD per call, totals, and a budget guard.
+ * Checks a price table given as JSON (a setting's value, a file's content).
+ * @param input the setting or file the value came from (named in the error)
+ * @throws ExpBenchError BAD_INPUT naming `input` and the first wrong entries
+ */
+export function parsePriceTable(value: unknown, input: string): PriceTable {
+  const r = PriceTable.safeParse(value);
+  if (r.success) return r.data;
+  const problems = r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  throw new ExpBenchError('BAD_INPUT', input, `not a price table {model: {inputPerMTok, outputPerMTok}} in USD per 1M tokens: ${problems}`);
+}
+
+/**
+ * Reads a price table file (JSON, see {@link PriceTable}).
+ * @throws ExpBenchError BAD_INPUT naming `file` when it cannot be read, is not JSON or not a price table
+ */
+export async function readPriceTable(file: string): Promise<PriceTable> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await fsp.readFile(file, 'utf8'));
+  } catch (e) {
+    throw new ExpBenchError('BAD_INPUT', file, `cannot read the price table: ${errorMessage(e)}`, { cause: e });
+  }
+  return parsePriceTable(json, file);
+}
+
+/** One model call (or cache hit) in a ledger. */
+export const LedgerEntry = z.object({
+  item: z.string(),
+  model: z.string(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  /** USD, from the price table; null when the model has no price. */
+  usd: z.number().nullable(),
+  ms: z.number(),
+  cached: z.boolean(),
+});
+export type LedgerEntry = z.infer<typeof LedgerEntry>;
+
+export const LedgerTotals = z.object({
+  calls: z.number().int(), cachedCalls: z.number().int(),
+  promptTokens: z.number().int(), completionTokens: z.number().int(), usd: z.number(),
+  /** Calls whose model had no price in the table (their USD is not in `usd`). */
+  unpricedCalls: z.number().int(),
+});
+export type LedgerTotals = z.infer<typeof LedgerTotals>;
+
+/**
+ * Cost ledger of one run (a judgement, an agent run): tokens and USD per call, totals, and a budget guard.
  *
  * The guard runs *before* a call: when the USD already spent plus the call's worst case
  * (estimated prompt tokens at the input price + `maxCompletionTokens` at the output price)
@@ -28,7 +84,7 @@ export class Ledger {
 
   /** USD for the given tokens, or null when `model` has no price. */
   cost(model: string, promptTokens: number, completionTokens: number): number | null {
-    const p = this.prices[model];
+    const p = Object.hasOwn(this.prices, model) ? this.prices[model] : undefined;
     if (!p) return null;
     return (promptTokens * p.inputPerMTok + completionTokens * p.outputPerMTok) / 1e6;
   }

@@ -4,27 +4,30 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { log } from '../log';
+import { errorMessage } from '../util/errors';
 import { readJsonIfExists } from '../util/fs';
+import { readJsonLines } from '../util/jsonl';
 
-const logger = log('judge');
+const logger = log('llm');
 
 /**
- * Content-addressed cache of validated judge answers under `dir`.
+ * Content-addressed cache of validated model answers under `dir` (the judge's: `<session>/private/judge/cache`).
  *
- * The key is the sha256 of everything that decides an answer: the prompt version, the model, the
- * decoding parameters (temperature, seed), the response schema name and the full messages (which
- * contain the task content, the patch hunks and the answers). The same inputs therefore never call
- * the model twice, and any changed input misses. Only valid answers are stored: a harness error is
- * never cached, so it is retried on the next run.
+ * The key is the sha256 of everything that decides an answer: the caller's scope (the judge's
+ * prompt version), the model, the decoding parameters (temperature, seed), the response schema
+ * name and the full messages (which, for the judge, contain the task content, the patch hunks and
+ * the answers). The same inputs therefore never call
+ * the model twice, and any changed input misses. Only valid answers are stored: a failed call (for the judge, a harness
+ * error) is never cached, so it is retried on the next run.
  *
  * Storage: one append-only journal `<dir>/entries.jsonl`, a line `{"key", "entry"}` per answer
  * (the last line of a key wins). {@link put} appends the line as soon as the answer arrives (one
  * `write`, no fsync: a crash of the process afterwards loses nothing); {@link flush} makes every
- * line appended by this instance durable with ONE fsync (call it once per judgement, also when
- * the judgement failed: it also closes the journal). A line torn by a power loss before the flush is skipped as a miss.
+ * line appended by this instance durable with ONE fsync (call it once per run, also when
+ * the run failed: it also closes the journal). A line torn by a power loss before the flush is skipped as a miss.
  * Entries of the former layout, one file per key (`<dir>/<key[0..2]>/<key>.json`), are still read.
  */
-export class JudgeCache {
+export class AnswerCache {
   private index?: Promise<Map<string, CacheEntry<unknown>>>;
   /** The journal, open for appending from the first {@link put} until {@link flush}. */
   private fd?: number;
@@ -61,7 +64,7 @@ export class JudgeCache {
     const line = (this.torn ? '\n' : '') + JSON.stringify({ key, entry }) + '\n';
     fs.mkdirSync(this.dir, { recursive: true });
     if (this.flushed) {
-      fs.appendFileSync(this.journal(), line); // a call still in flight when the judgement ended: keep no descriptor open
+      fs.appendFileSync(this.journal(), line); // a call still in flight when the run ended: keep no descriptor open
     } else {
       this.fd ??= fs.openSync(this.journal(), 'a');
       fs.writeSync(this.fd, line);
@@ -81,7 +84,7 @@ export class JudgeCache {
     try {
       await promisify(fs.fsync)(fd);
     } catch (e) {
-      logger.warn(`${this.journal()}: fsync failed: ${(e as Error).message}`);
+      logger.warn(`${this.journal()}: fsync failed: ${errorMessage(e)}`);
     } finally {
       await promisify(fs.close)(fd).catch(() => undefined);
     }
@@ -100,18 +103,20 @@ export class JudgeCache {
 
   /** Reads the journal once per instance (a missing file is an empty cache; bad lines are skipped). */
   private load(): Promise<Map<string, CacheEntry<unknown>>> {
-    this.index ??= fsp.readFile(this.journal(), 'utf8').catch(() => '').then((text) => {
+    this.index ??= (async () => {
       const m = new Map<string, CacheEntry<unknown>>();
-      this.torn = text !== '' && !text.endsWith('\n');
-      for (const line of text.split('\n')) {
-        if (line === '') continue;
-        try {
-          const r = JSON.parse(line) as { key?: unknown; entry?: unknown };
-          if (typeof r.key === 'string' && r.entry && typeof r.entry === 'object') m.set(r.key, r.entry as CacheEntry<unknown>);
-        } catch { /* a torn line: a miss */ }
+      try {
+        for await (const l of readJsonLines<{ key?: unknown; entry?: unknown }>(this.journal())) {
+          if (l.kind === 'torn') this.torn = true; // a miss; the next append starts on a new line
+          const r = l.kind === 'value' ? l.value : undefined;
+          if (r && typeof r.key === 'string' && r.entry && typeof r.entry === 'object') m.set(r.key, r.entry as CacheEntry<unknown>);
+        }
+      } catch (e) {
+        logger.warn(`${this.journal()}: unreadable, used as an empty cache: ${errorMessage(e)}`);
+        m.clear();
       }
       return m;
-    });
+    })();
     return this.index;
   }
 

@@ -2,34 +2,12 @@ import OpenAI from 'openai';
 import { z } from 'zod';
 import { ExpBenchError, cancelled, isExpBenchError } from '../errors';
 import { log, registerSecret } from '../log';
-import { JudgeCache } from './cache';
+import { errorMessage } from '../util/errors';
+import { AnswerCache } from './cache';
+import { NO_API_KEY, type LlmEndpoint } from './endpoint';
 import type { Ledger } from './ledger';
-import { PROMPT_VERSION } from './types';
 
-const logger = log('judge');
-
-/**
- * Where and how to call the judge model: any OpenAI-compatible chat completions endpoint.
- * The API key comes from the caller (VS Code SecretStorage, or the CLI's environment); it is
- * registered with the logger for redaction and never written anywhere.
- */
-export interface JudgeEndpoint {
-  /** OpenAI-compatible base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
-  baseURL?: string;
-  apiKey: string;
-  organization?: string;
-  model: string;
-  /** Default 0. `null` = do not send (for endpoints that reject it). */
-  temperature?: number | null;
-  /** Default 1234. `null` = do not send. */
-  seed?: number | null;
-  /** Per request, ms (openai client `timeout`); default 120000. Timed-out requests are retried by the client. */
-  timeoutMs?: number;
-  /** The openai client's own retries for 408/409/429/5xx and timeouts; default 2. */
-  maxRetries?: number;
-  /** `max_completion_tokens` per call; also the worst case used by the budget guard. Default 4096. */
-  maxCompletionTokens?: number;
-}
+const logger = log('llm');
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
 
@@ -46,25 +24,38 @@ export interface StructuredRequest<T> {
 
 export type StructuredOutcome<T> = { ok: true; value: T; cached: boolean } | { ok: false; error: string };
 
+export interface LlmClientOptions {
+  /** Answers already obtained are taken from here, new valid ones stored. */
+  cache?: AnswerCache;
+  /**
+   * What else decides an answer besides model, decoding, schema and messages (the judge: its
+   * `{promptVersion}`), part of every cache key.
+   */
+  cacheScope?: Record<string, unknown>;
+}
+
 /**
- * Calls the model for JSON Schema structured output (`response_format: {type: 'json_schema'}`),
- * validates the answer with zod (plus `check`), and on an invalid answer sends ONE repair retry
- * quoting the problems. If the answer is still invalid, or the endpoint keeps failing after the
- * openai client's own retries (`maxRetries`, for 429/5xx/timeouts), the outcome is
- * `{ok: false, error}`: the caller records a harness error, never a score.
+ * A client of one model endpoint (the openai package) that asks for JSON Schema structured output
+ * (`response_format: {type: 'json_schema'}`), validates the answer with zod (plus `check`), and on
+ * an invalid answer sends ONE repair retry quoting the problems. If the answer is still invalid,
+ * or the endpoint keeps failing after the openai client's own retries (`maxRetries`, for
+ * 429/5xx/timeouts, each request limited to `timeoutMs`), the outcome is `{ok: false, error}`
+ * (the judge records a harness error, never a score). Every call is recorded in the ledger, and
+ * its budget guard runs before each one.
  *
- * Throws only `BUDGET_EXCEEDED` (from the ledger's guard, before the call) and `CANCELLED`.
+ * `structured` throws only `BUDGET_EXCEEDED` (from the ledger's guard, before the call),
+ * `CANCELLED`, and `LLM_FAILED` for an error that is not the endpoint's (a bug, not a reply).
  */
-export class JudgeProvider {
+export class LlmClient {
   private readonly client: OpenAI;
   private temperature: number | null;
   private seed: number | null;
   private readonly configuredDecoding: { temperature: number | null; seed: number | null };
-  /** Requests actually sent over HTTP by this provider's own code (cache hits excluded, client retries excluded). */
+  /** Requests actually sent over HTTP by this client's own code (cache hits excluded, client retries excluded). */
   requestsSent = 0;
 
-  constructor(readonly endpoint: JudgeEndpoint, private readonly ledger: Ledger, private readonly cache?: JudgeCache) {
-    registerSecret(endpoint.apiKey);
+  constructor(readonly endpoint: LlmEndpoint, private readonly ledger: Ledger, private readonly options: LlmClientOptions = {}) {
+    if (endpoint.apiKey !== NO_API_KEY) registerSecret(endpoint.apiKey);
     this.client = new OpenAI({
       apiKey: endpoint.apiKey,
       baseURL: endpoint.baseURL,
@@ -85,12 +76,13 @@ export class JudgeProvider {
   }
 
   async structured<T>(req: StructuredRequest<T>, signal?: AbortSignal): Promise<StructuredOutcome<T>> {
+    const { cache, cacheScope } = this.options;
     const jsonSchema = toStrictJsonSchema(req.schema);
-    const key = JudgeCache.key({
-      promptVersion: PROMPT_VERSION, model: this.model, decoding: this.configuredDecoding,
+    const key = AnswerCache.key({
+      ...cacheScope, model: this.model, decoding: this.configuredDecoding,
       schemaName: req.schemaName, jsonSchema, messages: req.messages,
     });
-    const hit = await this.cache?.get<T>(key);
+    const hit = await cache?.get<T>(key);
     if (hit) {
       const parsed = req.schema.safeParse(hit.value);
       if (parsed.success && !req.check?.(parsed.data)) {
@@ -109,11 +101,11 @@ export class JudgeProvider {
       completionTokens += sent.completionTokens;
       const problem = validate(sent.content, req);
       if (problem.ok) {
-        await this.cache?.put(key, { value: problem.value, model: this.model, promptTokens, completionTokens, storedAt: new Date().toISOString() });
+        await cache?.put(key, { value: problem.value, model: this.model, promptTokens, completionTokens, storedAt: new Date().toISOString() });
         return { ok: true, value: problem.value, cached: false };
       }
       lastProblem = problem.error;
-      logger.warn(`${req.item}: invalid answer (attempt ${attempt + 1}): ${problem.error}`);
+      logger.warn(`${this.name()} ${req.item}: invalid answer (attempt ${attempt + 1}): ${problem.error}`);
       messages.push({ role: 'assistant', content: sent.content });
       messages.push({
         role: 'user',
@@ -121,6 +113,10 @@ export class JudgeProvider {
       });
     }
     return { ok: false, error: `invalid answer after one repair retry: ${lastProblem}` };
+  }
+
+  private name(): string {
+    return this.endpoint.name ?? 'judge';
   }
 
   private async send(item: string, schemaName: string, messages: ChatMessage[], jsonSchema: Record<string, unknown>, signal?: AbortSignal):
@@ -154,7 +150,7 @@ export class JudgeProvider {
         if (e instanceof OpenAI.BadRequestError && this.dropRejectedParam(String(e.message))) continue;
         if (e instanceof OpenAI.APIConnectionTimeoutError) return { ok: false, error: `endpoint timed out after ${this.endpoint.timeoutMs ?? 120_000} ms (${this.endpoint.maxRetries ?? 2} client retries)` };
         if (e instanceof OpenAI.APIError) return { ok: false, error: `endpoint error ${e.status ?? ''}: ${e.message}`.replace(/\s+/g, ' ') };
-        throw new ExpBenchError('JUDGE_FAILED', item, `unexpected error calling the judge model: ${(e as Error).message}`, { cause: e });
+        throw new ExpBenchError('LLM_FAILED', item, `unexpected error calling the ${this.name()} model: ${errorMessage(e)}`, { cause: e });
       }
     }
     return { ok: false, error: 'endpoint rejected the decoding parameters' };
@@ -173,7 +169,7 @@ function validate<T>(content: string, req: StructuredRequest<T>): { ok: true; va
   try {
     json = JSON.parse(content);
   } catch (e) {
-    return { ok: false, error: `not JSON (${(e as Error).message}); started with ${JSON.stringify(content.slice(0, 80))}` };
+    return { ok: false, error: `not JSON (${errorMessage(e)}); started with ${JSON.stringify(content.slice(0, 80))}` };
   }
   const parsed = req.schema.safeParse(json);
   if (!parsed.success) {

@@ -1,0 +1,106 @@
+import * as path from 'node:path';
+import { errorMessage } from '../util/errors';
+import { isExpBenchError } from '../errors';
+import { log } from '../log';
+import { loadDatasets } from '../tasks/loader';
+import type { Severity, Task } from '../tasks/types';
+import { CURATION_FILE, readCurationFile } from './curationFile';
+import { fileRuleFindings } from './fileRules';
+import { repoRuleFindings } from './repoRules';
+import { openSnapshot, type RepoSnapshot } from './snapshot';
+import { selectTaskFiles } from './taskFiles';
+import { LINT_RULES, type LintFinding, type LintReport, type LintRule, type Unreadable } from './types';
+
+const logger = log('curation.lint');
+
+/** Options of {@link lintTasks}. */
+export interface LintOptions {
+  /** Dataset folders or task files (`.json`; `.jsonl` paper lists are read for the paper join). */
+  inputs: string[];
+  /**
+   * The paper's repository (a git URL, a local clone or a folder) for the repository rules; every
+   * linted task is taken to belong to it. Without it, each paper whose curation file pins a
+   * repository is checked at that pin, and the others get only the file rules.
+   */
+  source?: string;
+  /** Commit of `source` the tasks hold at (default: its HEAD). */
+  commit?: string;
+  /** Pristine clone cache (default: the workspace's, `~/.cache/expbench/pristine`). */
+  cacheDir?: string;
+  /** A snapshot already read (instead of `source`), for callers that lint several times. */
+  snapshot?: RepoSnapshot;
+  signal?: AbortSignal;
+}
+
+/**
+ * The task lint (docs/curation.md): picks one task file per paper (taskFiles.ts), loads it with
+ * the task loader, runs the file rules, checks each paper's curation file (curationFile.ts), and
+ * runs the repository rules at the given source or at the curation files' pins. Never throws on
+ * bad input: a folder that does not exist, a task file that is not JSON, a source that cannot be
+ * had is an entry of `unreadable` (the CLI's exit code 2), and the rest is linted.
+ *
+ * @throws ExpBenchError `CANCELLED` when `signal` fires.
+ */
+export async function lintTasks(o: LintOptions): Promise<LintReport> {
+  const selection = await selectTaskFiles(o.inputs);
+  const unreadable: Unreadable[] = [...selection.unreadable];
+  const loaded = await loadDatasets([...selection.taskFiles, ...selection.paperLists]);
+  for (const f of loaded.unreadableFiles) {
+    const p = loaded.problems.find((x) => x.file === f && x.pointer === '');
+    unreadable.push({ input: f, message: p?.message ?? 'cannot be read' });
+  }
+  const findings: LintFinding[] = [...selection.findings, ...fileRuleFindings(loaded.tasks)];
+  const repositories: LintReport['repositories'] = [];
+  const open = async (source: string, commit: string | undefined): Promise<RepoSnapshot | undefined> => {
+    try {
+      return await openSnapshot({ source, commit, cacheDir: o.cacheDir, signal: o.signal });
+    } catch (e) {
+      if (isExpBenchError(e, 'CANCELLED')) throw e;
+      unreadable.push({ input: source, message: `repository rules not run: ${errorMessage(e)}` });
+      return undefined;
+    }
+  };
+  // Curation files: checked always; their pins are used when no source is given.
+  const papers = new Map<string, Task[]>();
+  for (const t of loaded.tasks) papers.set(path.dirname(t.file), [...(papers.get(path.dirname(t.file)) ?? []), t]);
+  const pins: Array<{ paper: string; tasks: Task[]; url: string; commit: string }> = [];
+  for (const [dir, tasks] of papers) {
+    const paper = `${tasks[0].conference}/${tasks[0].paperId}`;
+    const read = await readCurationFile(path.join(dir, CURATION_FILE), paper);
+    if (!read) continue;
+    for (const p of read.problems) findings.push({ ...p, rule: 'curation-file' });
+    if (read.curation?.repository) pins.push({ paper, tasks, ...read.curation.repository });
+  }
+  const check = async (tasks: Task[], snap: RepoSnapshot, source: string): Promise<void> => {
+    try {
+      findings.push(...await repoRuleFindings(tasks, snap));
+    } catch (e) {
+      if (isExpBenchError(e, 'CANCELLED')) throw e;
+      unreadable.push({ input: source, message: `repository rules stopped: ${errorMessage(e)}` });
+    }
+  };
+  const given = o.snapshot ?? (o.source !== undefined ? await open(o.source, o.commit) : undefined);
+  if (given) {
+    repositories.push({ source: o.source ?? given.repo, commit: given.commit });
+    await check(loaded.tasks, given, o.source ?? given.repo);
+  } else if (o.source === undefined) {
+    for (const pin of pins) {
+      const snap = await open(pin.url, pin.commit);
+      if (!snap) continue;
+      repositories.push({ source: pin.url, commit: snap.commit, paper: pin.paper });
+      await check(pin.tasks, snap, pin.url);
+    }
+  }
+  findings.sort(byPlace);
+  const counts = Object.fromEntries(Object.keys(LINT_RULES).map((r) => [r, 0])) as Record<LintRule, number>;
+  const bySeverity: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
+  for (const f of findings) { counts[f.rule]++; bySeverity[f.severity]++; }
+  logger.info(`linted ${loaded.tasks.length} tasks in ${selection.taskFiles.length} files: ${findings.length} findings, ${unreadable.length} unreadable inputs`);
+  return { files: selection.taskFiles, tasks: loaded.tasks.length, findings, counts, bySeverity, unreadable, repositories };
+}
+
+const ORDER = new Intl.Collator('en', { numeric: true });
+
+function byPlace(a: LintFinding, b: LintFinding): number {
+  return ORDER.compare(a.file, b.file) || ORDER.compare(a.pointer, b.pointer) || a.rule.localeCompare(b.rule);
+}

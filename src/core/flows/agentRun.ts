@@ -1,0 +1,119 @@
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import type { AgentControl, ShellApproval } from '../agent/control';
+import { agentBrief } from '../agent/prompt';
+import { runAgent, type AgentLimits, type AgentResult } from '../agent/loop';
+import type { LlmEndpoint } from '../llm/endpoint';
+import type { PriceTable } from '../llm/ledger';
+import { log } from '../log';
+import { connectDocker, ensureImage } from '../sandbox';
+import { ensureWorkContainer, removeWorkContainer } from '../sandbox/work';
+import { writeSessionMarker } from '../session/marker';
+import type { Task } from '../tasks/types';
+import { errorMessage } from '../util/errors';
+import type { PrepareOptions } from '../workspace/prepare';
+import { prepareTask } from './prepareTask';
+import { judgeStep } from './judge';
+import { SessionService } from './sessionService';
+import type { SubmitFlowResult } from './submit';
+import { verifyStep } from './verify';
+
+const logger = log('agentRun');
+
+/** Options of {@link runAgentTask}. */
+export interface AgentRunOptions {
+  task: Task;
+  /** The paper repository: a git URL, a local clone or a folder (src/core/workspace/prepare.ts). */
+  source: string;
+  commit?: string;
+  /** Session folder to create (must not exist or be empty). */
+  outDir: string;
+  /** Pristine clone cache (default ~/.cache/expbench/pristine). */
+  cacheDir?: string;
+  /** Sandbox image of the work container and the verifier; default expbench/sandbox:1. */
+  image?: string;
+  /** The agent's endpoint (`endpointFromEnv('agent', env)` with the model set). */
+  endpoint: LlmEndpoint;
+  /** The judge's endpoint; undefined: the heuristic pre-judge. */
+  judgeEndpoint?: LlmEndpoint;
+  /** Prices (USD per 1M tokens) for the agent's budget and the judge's ledger. */
+  prices?: PriceTable;
+  limits?: AgentLimits;
+  /** Largest timeout of one shell command, ms. */
+  shellTimeoutMs?: number;
+  /** Network in the work container (default false, as the window's `expbench.container.network`). */
+  network?: boolean;
+  /** Run the verifier after submitting (default true). */
+  verify?: boolean;
+  /** Run the judge after submitting (default true). */
+  judge?: boolean;
+  /** Leave the work container running at the end (default: removed). */
+  keepContainer?: boolean;
+  docker?: Docker;
+  /** The host's session service; default a new one (the CLI). */
+  service?: SessionService;
+  signal?: AbortSignal;
+  onProgress?: PrepareOptions['onProgress'];
+  onStep?: Parameters<typeof runAgent>[0]['onStep'];
+  /** Pause and resume by the researcher (src/core/agent/control.ts). */
+  control?: AgentControl;
+  /** When set, every shell command of the agent waits for this approval. */
+  approveShell?: (command: string) => Promise<ShellApproval>;
+  /** Waits between retries of failed model requests (tests). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** What {@link runAgentTask} did. */
+export interface AgentRunResult {
+  sessionDir: string;
+  agent: AgentResult;
+  /** Set when the agent submitted: the submission and its verify and judge steps. */
+  submission?: SubmitFlowResult;
+}
+
+/**
+ * The agent's whole run on one task: prepare the session (pinned, masked workspace; marker and
+ * task snapshot), open it through the session service as client `agent`, start (or reattach) the
+ * work container (workspace only, network off unless asked), run the built-in agent
+ * (src/core/agent/loop.ts), and when it submitted: submit → verify (clean) → judge, the same
+ * flow as the window's (src/core/flows/submit.ts). A run stopped by a limit is not submitted: the
+ * session keeps its drafts, runs and events (submit later with `expbench session submit`).
+ * @throws what prepareSession throws (nothing else is done then); the engine's and the image's
+ *   ExpBenchError when the work container cannot start (the prepared session stays)
+ */
+export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> {
+  const sessionDir = path.resolve(o.outDir);
+  // The paper's curation file (pin, environment) applies as for every solver (flows/prepareTask.ts).
+  const { manifest } = await prepareTask({ task: o.task, source: o.source, commit: o.commit, outDir: sessionDir, cacheDir: o.cacheDir, image: o.image, signal: o.signal, onProgress: o.onProgress });
+  const image = manifest.image;
+  await writeSessionMarker(sessionDir, o.task);
+  const docker = o.docker ?? connectDocker();
+  await ensureImage(docker, image);
+  const service = o.service ?? new SessionService();
+  const handle = await service.open(sessionDir, { client: 'agent', taskId: o.task.id });
+  const sessionId = path.basename(sessionDir);
+  try {
+    const { container } = await ensureWorkContainer(docker, {
+      task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false },
+    });
+    const agent = await runAgent({
+      session: handle, container, brief: agentBrief(o.task), endpoint: { ...o.endpoint, name: 'agent' }, prices: o.prices,
+      limits: o.limits, shellTimeoutMs: o.shellTimeoutMs, signal: o.signal, onStep: o.onStep, sleep: o.sleep,
+      control: o.control, approveShell: o.approveShell,
+    });
+    const result: AgentRunResult = { sessionDir, agent };
+    if (agent.submitRequested) {
+      result.submission = await handle.submit({ design: handle.state.design, conclusion: handle.state.conclusion }, {
+        ...(o.verify === false ? {} : { verify: verifyStep({ docker }) }),
+        ...(o.judge === false ? {} : { judge: judgeStep({ task: o.task, endpoint: o.judgeEndpoint, prices: o.prices }) }),
+        signal: o.signal,
+      });
+    }
+    return result;
+  } finally {
+    await handle.release();
+    if (!o.keepContainer) {
+      await removeWorkContainer(docker, sessionId).catch((e) => logger.warn(`removing the work container of ${sessionId} failed: ${errorMessage(e)}`));
+    }
+  }
+}

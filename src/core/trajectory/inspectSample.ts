@@ -1,0 +1,225 @@
+import type { NewStep, StepSource } from '../steps/step';
+import { finishTrajectory } from './finish';
+import { arr, asText, commandOf, contentText, editsOf, extra, isObj, num, obj, ptr, stepTime, str, type Obj } from './json';
+import { TrajectoryBuilder, type Trajectory, type TrajectoryFormat } from './types';
+
+/**
+ * One Inspect AI sample (`EvalSample`, inspect_ai `log/_log.py`) mapped onto steps. Events
+ * (inspect_ai `event/_*.py`) give steps: `model` (a model call; the system/user messages of its
+ * input not seen before give message steps first), `tool` (call + result), `sandbox` (an
+ * environment exec/read/write), `score`, `error`, `info`, `logger`, `input`, `approval`,
+ * `sample_init` (the task input), `sample_limit`, `subtask`. Structural events (`span_begin`,
+ * `span_end`, `step`, `state`, `store`, `checkpoint`) give none. Message pools (`message_pool`,
+ * or `events_data.messages`; `input_refs` are half-open ranges into it) and `attachment://<hash>`
+ * references (the sample's `attachments`) are resolved.
+ */
+
+const STRUCTURAL = new Set(['span_begin', 'span_end', 'step', 'state', 'store', 'checkpoint']);
+const COMMON = ['event', 'timestamp', 'working_start', 'uuid', 'span_id', 'pending', 'metadata', 'id'];
+const KNOWN: Record<string, Set<string>> = {
+  model: new Set([...COMMON, 'model', 'input', 'input_refs', 'tools', 'tool_choice', 'config', 'output', 'call', 'completed', 'working_time', 'cache', 'retries', 'error', 'traceback', 'traceback_ansi', 'role']),
+  tool: new Set([...COMMON, 'type', 'function', 'arguments', 'view', 'result', 'events', 'completed', 'working_time', 'error', 'truncated', 'agent', 'failed', 'message_id', 'internal', 'agent_span_id']),
+  sandbox: new Set([...COMMON, 'action', 'cmd', 'options', 'file', 'input', 'result', 'output', 'completed']),
+};
+
+export interface InspectSampleContext {
+  file: string;
+  format: TrajectoryFormat;
+  /** Zip entry the sample came from (`.eval`), or undefined for `.json` (pointer base then `/samples/<i>`). */
+  entry?: string;
+  /** JSON pointer of the sample in its document (`''` for a zip entry). */
+  base: string;
+  task?: string;
+  /** Run metadata shared by every sample (model, task, status). */
+  run?: Obj;
+}
+
+export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext): Trajectory {
+  const sid = sample.id === undefined ? '(no id)' : String(sample.id);
+  const epoch = num(sample.epoch) ?? 1;
+  const b = new TrajectoryBuilder(epoch > 1 ? `${sid}#${epoch}` : sid, c.format, c.file);
+  if (c.task) b.task = c.task;
+  const attachments = obj(sample.attachments) ?? {};
+  const hasAttachments = Object.keys(attachments).length > 0;
+  const resolve = (v: unknown): unknown => {
+    if (!hasAttachments && typeof v !== 'string') return v;
+    if (typeof v === 'string') {
+      if (!v.startsWith('attachment://')) return v;
+      const hit = attachments[v.slice('attachment://'.length)];
+      if (typeof hit === 'string') return hit;
+      b.problem(c.base, `unresolved attachment reference ${v.slice(0, 60)}`, c.entry ? { entry: c.entry } : {});
+      return v;
+    }
+    // in place: the parsed sample is ours, and most values hold no reference
+    if (Array.isArray(v)) { for (let i = 0; i < v.length; i++) { const x = v[i]; if (x !== null && typeof x === 'object' || typeof x === 'string') { const y = resolve(x); if (y !== x) v[i] = y; } } return v; }
+    if (isObj(v)) { for (const k in v) { const x = v[k]; if (x !== null && typeof x === 'object' || typeof x === 'string') { const y = resolve(x); if (y !== x) v[k] = y; } } return v; }
+    return v;
+  };
+  const eventsData = obj(sample.events_data);
+  const pool = arr(sample.message_pool) ?? arr(eventsData?.messages) ?? [];
+  const seen = new Set<string>();
+  const src = (pointer: string, e?: Obj): StepSource => ({
+    file: c.file, ...(c.entry ? { entry: c.entry } : {}), pointer,
+    ...(e && str(e.uuid) ? { id: str(e.uuid) } : {}), ...(e && str(e.event) ? { kind: str(e.event) } : {}),
+  });
+
+  const events = arr(sample.events) ?? [];
+  b.sourceEvents = events.length;
+  const unknownKinds = new Map<string, number>();
+  const eventsBase = `${c.base}/events/`;
+  events.forEach((raw, i) => {
+    const p = eventsBase + i;
+    const e = obj(raw);
+    if (!e) { b.problem(p, 'event is not an object', c.entry ? { entry: c.entry } : {}); return; }
+    const kind = str(e.event) ?? '(none)';
+    if (STRUCTURAL.has(kind)) { b.skippedEvents++; return; }
+    const time = stepTime(e.timestamp, e.completed, e.working_time);
+    const base = { ...(time ? { time } : {}), source: src(p, e) };
+    const errs = (v: unknown): { errors?: string[] } => {
+      if (v === undefined || v === null) return {};
+      const o = obj(v);
+      return { errors: [o ? String(o.message ?? asText(o)) : asText(v)] };
+    };
+    let mapped = true;
+    switch (kind) {
+      case 'sample_init': {
+        const s = obj(e.sample) ?? {};
+        for (const m of arr(obj(e.state)?.messages) ?? []) { const id = str(obj(m)?.id); if (id) seen.add(id); }
+        b.add({ ...base, kind: 'message', actor: 'user', text: contentText(resolve(s.input)), ...(s.target !== undefined ? { extra: { target: resolve(s.target) } } : {}) });
+        break;
+      }
+      case 'model': {
+        const input = resolvedInput(e, pool);
+        for (const m of input) {
+          const mo = obj(resolve(m));
+          if (!mo) continue;
+          const role = str(mo.role);
+          const id = str(mo.id);
+          if (role !== 'system' && role !== 'user') continue;
+          if (id && seen.has(id)) continue;
+          if (id) seen.add(id);
+          b.add({ ...base, kind: 'message', actor: role, text: contentText(mo.content) });
+        }
+        const out = obj(e.output) ?? {};
+        const msg = obj(resolve(obj(arr(out.choices)?.[0])?.message)) ?? {};
+        if (str(msg.id)) seen.add(str(msg.id)!);
+        const usage = obj(out.usage) ?? {};
+        const calls = (arr(msg.tool_calls) ?? []).map(obj).filter((x): x is Obj => !!x);
+        const first = calls[0];
+        const tool = first ? str(first.function) ?? str(obj(first.function)?.name) ?? 'tool' : undefined;
+        const args = first ? first.arguments ?? obj(first.function)?.arguments : undefined;
+        b.add({
+          ...base, kind: 'model', actor: 'agent', text: contentText(msg.content) || str(out.completion) || '',
+          ...(first && tool ? { action: { tool, arguments: args, ...(commandOf(tool, args) ? { command: commandOf(tool, args) } : {}), ...(str(first.id) ? { callId: str(first.id) } : {}) } } : {}),
+          model: clean({
+            model: str(e.model) ?? str(out.model), inputTokens: num(usage.input_tokens), outputTokens: num(usage.output_tokens),
+            cacheReadTokens: num(usage.input_tokens_cache_read), cacheWriteTokens: num(usage.input_tokens_cache_write), costUsd: num(usage.total_cost),
+          }),
+          ...errs(e.error),
+          ...withExtra(e, KNOWN.model, calls.length > 1 ? { tool_calls: calls.slice(1) } : undefined),
+        });
+        break;
+      }
+      case 'tool': {
+        const tool = str(e.function) ?? 'tool';
+        const args = resolve(e.arguments);
+        const result = resolve(e.result);
+        const cmd = commandOf(tool, args);
+        const edits = editsOf(tool, args);
+        const err = obj(e.error);
+        b.add({
+          ...base, kind: 'tool', actor: 'tool',
+          action: { tool, arguments: args, ...(cmd !== undefined ? { command: cmd } : {}), ...(str(e.id) ? { callId: str(e.id) } : {}) },
+          observation: { text: contentText(result), ...(err ? { error: true } : {}) },
+          ...(edits ? { edits } : {}),
+          ...(err ? { errors: [String(err.message ?? asText(err))] } : {}),
+          ...withExtra(e, KNOWN.tool),
+        });
+        break;
+      }
+      case 'sandbox': {
+        const action = str(e.action) ?? 'exec';
+        const cmd = str(e.cmd);
+        const rc = num(e.result);
+        b.add({
+          ...base, kind: 'environment', actor: 'environment',
+          action: { tool: `sandbox.${action}`, arguments: clean({ cmd, file: str(e.file), input: resolve(e.input) }), ...(cmd ? { command: cmd } : {}) },
+          observation: { text: asText(resolve(e.output)), ...(action === 'exec' && rc !== undefined ? { exitCode: Math.trunc(rc) } : {}) },
+          ...(action === 'write_file' && str(e.file) ? { edits: [{ path: str(e.file)!, op: 'write', ...(typeof resolve(e.input) === 'string' ? { after: resolve(e.input) as string } : {}) }] } : {}),
+          ...withExtra(e, KNOWN.sandbox),
+        });
+        break;
+      }
+      case 'score': {
+        const s = obj(resolve(e.score)) ?? {};
+        b.add({ ...base, kind: 'score', actor: 'system', text: `score ${asText(s.value)}${s.explanation ? `: ${asText(s.explanation)}` : ''}`, extra: clean({ score: s, target: e.target, intermediate: e.intermediate }) });
+        break;
+      }
+      case 'error': {
+        const er = obj(e.error) ?? {};
+        b.add({ ...base, kind: 'error', actor: 'system', text: asText(er.message ?? er), errors: [asText(er.message ?? er)], ...(er.traceback ? { extra: { traceback: er.traceback } } : {}) });
+        break;
+      }
+      case 'logger': {
+        const m = obj(e.message) ?? {};
+        b.add({ ...base, kind: 'environment', actor: 'system', text: `${str(m.level) ?? 'log'}: ${asText(resolve(m.message ?? m))}` });
+        break;
+      }
+      case 'info': b.add({ ...base, kind: 'environment', actor: 'system', text: asText(resolve(e.data)), ...(str(e.source) ? { extra: { source: e.source } } : {}) }); break;
+      case 'input': b.add({ ...base, kind: 'message', actor: 'user', text: asText(resolve(e.input)) }); break;
+      case 'approval': b.add({ ...base, kind: 'environment', actor: 'user', text: `approval ${asText(e.decision)}: ${asText(e.message)}`, extra: clean({ approver: e.approver, call: e.call }) }); break;
+      case 'sample_limit': b.add({ ...base, kind: 'error', actor: 'system', text: `limit ${asText(e.type)}: ${asText(e.message)}`, errors: [asText(e.message)] }); break;
+      case 'subtask': b.add({ ...base, kind: 'environment', actor: 'agent', text: `subtask ${asText(e.name)}`, extra: clean({ input: resolve(e.input), result: resolve(e.result) }) }); break;
+      default:
+        mapped = false;
+        unknownKinds.set(kind, (unknownKinds.get(kind) ?? 0) + 1);
+    }
+    if (mapped) b.mappedEvents++;
+  });
+  for (const [k, n] of unknownKinds) b.problem(`${c.base}/events`, `unknown event kind "${k}" (${n}×), kept out of the steps`, c.entry ? { entry: c.entry } : {}, 'info');
+  if (events.length === 0 && arr(sample.messages)?.length) mapMessagesOnly(b, arr(sample.messages)!, resolve, c);
+  b.scores = obj(sample.scores);
+  const md: Obj = { epoch, ...(c.run ?? {}) };
+  for (const k of ['input', 'target', 'metadata', 'model_usage', 'total_time', 'working_time', 'error', 'limit', 'uuid', 'started_at', 'completed_at']) if (sample[k] !== undefined) md[k] = k === 'input' ? contentText(resolve(sample[k])) : sample[k];
+  b.metadata = md;
+  if (sample.error) b.problem(c.base + '/error', `the sample ended in an error: ${asText(obj(sample.error)?.message ?? sample.error).slice(0, 200)}`, c.entry ? { entry: c.entry } : {}, 'info');
+  return finishTrajectory(b);
+}
+
+/** Old logs with no events: each message is a step (the events count is the messages count). */
+function mapMessagesOnly(b: TrajectoryBuilder, messages: unknown[], resolve: (v: unknown) => unknown, c: InspectSampleContext): void {
+  b.sourceEvents = messages.length;
+  messages.forEach((m, i) => {
+    const o = obj(resolve(m));
+    if (!o) return;
+    const role = str(o.role);
+    const actor = role === 'assistant' ? 'agent' : role === 'tool' ? 'tool' : role === 'system' ? 'system' : 'user';
+    b.add({ kind: role === 'tool' ? 'tool' : 'message', actor, text: contentText(o.content), source: { file: c.file, ...(c.entry ? { entry: c.entry } : {}), pointer: `${c.base}${ptr('messages', i)}` } });
+    b.mappedEvents++;
+  });
+}
+
+function resolvedInput(e: Obj, pool: unknown[]): unknown[] {
+  const inline = arr(e.input) ?? [];
+  const refs = arr(e.input_refs);
+  if (!refs || refs.length === 0) return inline;
+  const out: unknown[] = [...inline];
+  for (const r of refs) {
+    const pair = arr(r);
+    const s = num(pair?.[0]); const en = num(pair?.[1]);
+    if (s === undefined || en === undefined) continue;
+    out.push(...pool.slice(s, en));
+  }
+  return out;
+}
+
+function clean<T extends Obj>(o: T): T {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+function withExtra(e: Obj, known: Set<string> | undefined, add?: Obj): Pick<NewStep, 'extra'> {
+  const x = known ? extra(e, known) : undefined;
+  const all = x || add ? { ...(x ?? {}), ...(add ?? {}) } : undefined;
+  return all ? { extra: all } : {};
+}

@@ -1,0 +1,131 @@
+import { promises as fsp } from 'node:fs';
+import * as zlib from 'node:zlib';
+import { decompress as zstdDecompress } from 'fzstd';
+import * as yauzl from 'yauzl';
+import { errorMessage } from '../util/errors';
+
+/**
+ * Reading zip archives entry by entry (Inspect `.eval` logs): deflate (method 8) through yauzl,
+ * zstd (method 93) through fzstd, stored (0) as is. A damaged archive (no central directory,
+ * e.g. a truncated download) is read by walking the local file headers from the start instead,
+ * so the entries before the damage are still read.
+ */
+export const ZSTD_METHOD = 93;
+
+export interface ZipEntryInfo {
+  name: string;
+  method: number;
+  compressedSize: number;
+  size: number;
+}
+
+export interface ZipReader {
+  entries: ZipEntryInfo[];
+  /** True when the central directory was unreadable and the entries come from a forward scan. */
+  recovered: boolean;
+  /** Why the archive needed recovery (the central directory's error). */
+  recoveryReason?: string;
+  /** The entry's bytes, decompressed. Throws an Error naming the entry when it cannot be read. */
+  read(name: string): Promise<Buffer>;
+  close(): void;
+}
+
+/** Decompresses `raw` stored with zip `method`. */
+export function inflateEntry(raw: Buffer, method: number, name: string): Buffer {
+  if (method === 0) return raw;
+  if (method === 8) return zlib.inflateRawSync(raw);
+  if (method === ZSTD_METHOD) { const u = zstdDecompress(raw); return Buffer.from(u.buffer, u.byteOffset, u.byteLength); }
+  throw new Error(`${name}: unsupported zip compression method ${method}`);
+}
+
+/** Opens `file` as a zip archive; throws when it is not one at all. */
+export async function openZip(file: string): Promise<ZipReader> {
+  try {
+    return await openWithCentralDirectory(file);
+  } catch (e) {
+    return await scanLocalHeaders(file, errorMessage(e));
+  }
+}
+
+function openWithCentralDirectory(file: string): Promise<ZipReader> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, validateEntrySizes: true }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error('cannot open'));
+      const byName = new Map<string, yauzl.Entry>();
+      const entries: ZipEntryInfo[] = [];
+      zip.on('entry', (en: yauzl.Entry) => {
+        if (!en.fileName.endsWith('/')) {
+          byName.set(en.fileName, en);
+          entries.push({ name: en.fileName, method: en.compressionMethod, compressedSize: en.compressedSize, size: en.uncompressedSize });
+        }
+        zip.readEntry();
+      });
+      zip.on('error', (e: Error) => reject(e));
+      zip.on('end', () => resolve({
+        entries, recovered: false,
+        read: (name) => new Promise<Buffer>((res, rej) => {
+          const en = byName.get(name);
+          if (!en) return rej(new Error(`${name}: no such entry`));
+          const raw = en.compressionMethod !== 0 && en.compressionMethod !== 8;
+          zip.openReadStream(en, raw ? { decodeFileData: false } : {}, (e2, stream) => {
+            if (e2 || !stream) return rej(new Error(`${name}: ${errorMessage(e2)}`));
+            const parts: Buffer[] = [];
+            stream.on('data', (d: Buffer) => parts.push(d));
+            stream.on('error', (e3: Error) => rej(new Error(`${name}: ${e3.message}`)));
+            stream.on('end', () => {
+              try { res(raw ? inflateEntry(Buffer.concat(parts), en.compressionMethod, name) : Buffer.concat(parts)); } catch (e4) { rej(new Error(`${name}: ${errorMessage(e4)}`)); }
+            });
+          });
+        }),
+        close: () => zip.close(),
+      }));
+      zip.readEntry();
+    });
+  });
+}
+
+/** Forward scan of local file headers (signature PK\x03\x04) of a damaged archive. */
+async function scanLocalHeaders(file: string, reason: string): Promise<ZipReader> {
+  const buf = await fsp.readFile(file);
+  if (buf.length < 4 || buf.readUInt32LE(0) !== 0x04034b50) throw new Error(`not a zip archive (${reason})`);
+  const found = new Map<string, { method: number; start: number; csize: number; size: number; truncated: boolean }>();
+  const entries: ZipEntryInfo[] = [];
+  let pos = 0;
+  while (pos + 30 <= buf.length && buf.readUInt32LE(pos) === 0x04034b50) {
+    const flags = buf.readUInt16LE(pos + 6);
+    const method = buf.readUInt16LE(pos + 8);
+    let csize = buf.readUInt32LE(pos + 18);
+    let size = buf.readUInt32LE(pos + 22);
+    const nlen = buf.readUInt16LE(pos + 26);
+    const xlen = buf.readUInt16LE(pos + 28);
+    const name = buf.toString('utf8', pos + 30, Math.min(buf.length, pos + 30 + nlen));
+    const extraStart = pos + 30 + nlen;
+    if (csize === 0xffffffff || size === 0xffffffff) {
+      // zip64: sizes in the extra field (header id 0x0001)
+      for (let x = extraStart; x + 4 <= extraStart + xlen && x + 4 <= buf.length;) {
+        const id = buf.readUInt16LE(x); const len = buf.readUInt16LE(x + 2);
+        if (id === 1 && x + 20 <= buf.length) { size = Number(buf.readBigUInt64LE(x + 4)); csize = Number(buf.readBigUInt64LE(x + 12)); }
+        x += 4 + len;
+      }
+    }
+    const start = extraStart + xlen;
+    if ((flags & 8) && csize === 0) break; // sizes only in a data descriptor: cannot skip safely
+    const truncated = start + csize > buf.length;
+    if (!name.endsWith('/')) {
+      found.set(name, { method, start, csize, size, truncated });
+      entries.push({ name, method, compressedSize: csize, size });
+    }
+    if (truncated) break;
+    pos = start + csize + ((flags & 8) ? (buf.readUInt32LE(start + csize) === 0x08074b50 ? 16 : 12) : 0);
+  }
+  return {
+    entries, recovered: true, recoveryReason: reason,
+    read: async (name) => {
+      const f = found.get(name);
+      if (!f) throw new Error(`${name}: no such entry`);
+      if (f.truncated) throw new Error(`${name}: entry truncated (${buf.length - f.start} of ${f.csize} compressed bytes present)`);
+      try { return inflateEntry(buf.subarray(f.start, f.start + f.csize), f.method, name); } catch (e) { throw new Error(`${name}: ${errorMessage(e)}`); }
+    },
+    close: () => undefined,
+  };
+}
