@@ -1,6 +1,7 @@
 // esbuild bundles: the extension (node, vscode external), the CLI (node), the webview (browser).
 import * as esbuild from 'esbuild';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 
 const production = process.argv.includes('--production');
@@ -67,6 +68,12 @@ const builds = [
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm], banner: { js: '#!/usr/bin/env node' } },
   { ...common, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/main.css'], outfile: 'dist/webview/main.css', bundle: true },
+  // The solver build (issue 13, docs/proctored.md): an unpacked extension for the proctored window,
+  // shipped inside the researcher vsix (its "Start Proctored Baseline…" mounts it). Its own entry and the same webview, built again into its folder;
+  // no source maps (the window gets code, not the project's source text).
+  { ...common, sourcemap: false, entryPoints: ['src/solver/extension.ts'], outfile: 'dist/solver/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'], plugins: [zodEnglishOnly] },
+  { ...common, sourcemap: false, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/solver/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
+  { ...common, sourcemap: false, entryPoints: ['webview-ui/src/main.css'], outfile: 'dist/solver/webview/main.css', bundle: true },
 ];
 
 mkdirSync('dist', { recursive: true });
@@ -86,6 +93,23 @@ const WEBVIEW_LIMIT = 420 * 1024;
 if (production && sizes['dist/webview/main.js'] > WEBVIEW_LIMIT) {
   console.error(`build: dist/webview/main.js is ${sizes['dist/webview/main.js']} bytes, over ${WEBVIEW_LIMIT}; see what it takes in with dist/meta.json's inputs (esbuild metafile)`);
   process.exit(1);
+}
+// The solver bundle may take in only the channel, the step model, the protocol, the solver and
+// small utilities: nothing that reaches tasks, ground truth, Docker, the verifier, the judge or models.
+const solverInputs = Object.keys(results[5].metafile.outputs['dist/solver/extension.js'].inputs);
+const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
+if (solverIntruders.length) {
+  console.error(`build: the solver bundle dist/solver/extension.js takes in ${solverIntruders.join(', ')}; the proctored window may not hold them (docs/proctored.md)`);
+  process.exit(1);
+}
+const solverManifest = JSON.parse(readFileSync('src/solver/package.json', 'utf8'));
+solverManifest.version = JSON.parse(readFileSync('package.json', 'utf8')).version;
+writeFileSync('dist/solver/package.json', `${JSON.stringify(solverManifest, null, 2)}\n`);
+// The pre-judge's Python parser (src/core/judge/codefacts.ts looks beside the bundle first): the
+// vsix ships no node_modules, so the two wasm files are copied next to the bundles.
+const requireHere = createRequire(import.meta.url);
+for (const spec of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-python/tree-sitter-python.wasm']) {
+  copyFileSync(requireHere.resolve(spec), path.join('dist', path.basename(spec)));
 }
 writeFileSync('dist/meta.json', JSON.stringify(sizes, null, 2));
 console.log(`built ${Object.keys(sizes).filter((f) => !f.endsWith('.map')).join(', ')}${production ? ' (production)' : ''}`);

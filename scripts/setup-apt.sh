@@ -7,9 +7,10 @@
 #   docker.io         Docker engine for sandboxes and verification (started by setup-docker.sh)
 #   debootstrap       offline base image for sandbox/build-offline.sh
 #   git, build-essential, python3, pkg-config  real git and node-gyp rebuilds
+#   acl               setfacl: default ACLs so folders the researcher-mode editor (root) creates stay writable by the container user
 set -euo pipefail
 
-PACKAGES=(chromium libkrb5-dev ripgrep docker.io debootstrap git build-essential python3 pkg-config ca-certificates iproute2 iptables xz-utils)
+PACKAGES=(chromium libkrb5-dev ripgrep docker.io debootstrap git build-essential python3 pkg-config ca-certificates iproute2 iptables xz-utils acl)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

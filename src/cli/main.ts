@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { setLogSink } from '../core/log';
 import { toolVersion } from '../core/paths';
-import { reportError } from './output';
+import { endQuietlyOnClosedPipe, reportError } from './output';
 import * as agent from './commands/agent';
+import * as baseline from './commands/baseline';
 import * as curate from './commands/curate';
 import * as feasibility from './commands/feasibility';
 import * as judge from './commands/judge';
@@ -16,7 +17,9 @@ import * as verify from './commands/verify';
 
 /**
  * `expbench`: the command-line face of the core. Each command lives in commands/<name>.ts and
- * exports `register(program)`. Exit codes: 0 ok, 1 error, 2 some input file is not JSON at all.
+ * exports `register(program)`. Exit codes: 0 ok, 1 error, 2 some input file is not JSON at all
+ * (or cannot be read, or a dataset folder does not exist). A closed output pipe ends any command
+ * quietly (output.ts `endQuietlyOnClosedPipe`).
  */
 export function buildProgram(): Command {
   const program = new Command('expbench')
@@ -33,9 +36,10 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [agent, curate, feasibility, judge, patch, prepare, report, session, tasks, traj, verify];
+  return [agent, baseline, curate, feasibility, judge, patch, prepare, report, session, tasks, traj, verify];
 }
 
 if (require.main === module) {
+  endQuietlyOnClosedPipe(); // `expbench … | head`: a closed pipe ends the command quietly (output.ts)
   buildProgram().parseAsync(process.argv).catch(reportError);
 }

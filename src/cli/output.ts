@@ -16,3 +16,24 @@ export function reportError(e: unknown): void {
   if (isExpBenchError(e)) fail(e.message, 1);
   else fail(e instanceof Error ? (e.stack ?? e.message) : String(e), 1);
 }
+
+/**
+ * Makes a closed output pipe end the command quietly, for every command (`expbench … --json | head`):
+ * when the reader of stdout or stderr has gone (`EPIPE`, also `ERR_STREAM_DESTROYED` for a write
+ * after it), the process exits at once with the exit code set so far (0 unless the command had
+ * already set one), printing nothing: the output was not wanted any more, and what a command writes
+ * to files is written before it prints. Any other error of the stream is rethrown (a real fault).
+ * Installed once by `main.ts`; safe to call again.
+ */
+export function endQuietlyOnClosedPipe(streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  for (const s of streams) {
+    if (installed.has(s)) continue;
+    installed.add(s);
+    s.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+      throw e;
+    });
+  }
+}
+
+const installed = new WeakSet<NodeJS.WriteStream>();

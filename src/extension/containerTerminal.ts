@@ -177,6 +177,9 @@ export class ContainerPty implements vscode.Pseudoterminal {
   }
 }
 
+/** workspaceState key: the container terminal was offered in this session's window. */
+const OFFER_MADE_KEY = 'expbench.containerTerminalOffered';
+
 /** What "Open Container Terminal" returns (used by the extension's own tests). */
 export interface ContainerTerminalHandle {
   terminal: vscode.Terminal;
@@ -204,7 +207,8 @@ export class ContainerTerminals implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private notified = false;
 
-  constructor(private readonly extensionUri: vscode.Uri, private readonly session: () => Promise<ActiveSession | undefined>) {}
+  /** `state`: where the offer remembers it was made (the window's workspaceState: once per session). */
+  constructor(private readonly extensionUri: vscode.Uri, private readonly session: () => Promise<ActiveSession | undefined>, private readonly state?: vscode.Memento) {}
 
   commands(): CommandSpec[] {
     return [{ id: 'expbench.openContainerTerminal', execute: (args?: OpenTerminalArgs) => this.open(args ?? {}) }];
@@ -237,6 +241,9 @@ export class ContainerTerminals implements vscode.Disposable {
       await this.open({ focus: false });
       return;
     }
+    // The offer is made once per session (a reload does not repeat it); the notification does not wait for an answer.
+    if (this.state?.get<boolean>(OFFER_MADE_KEY)) return;
+    await this.state?.update(OFFER_MADE_KEY, true);
     const openTerminal = 'Open Container Terminal';
     const reopen = 'Reopen in Container';
     const choices = vscode.extensions.getExtension(DEV_CONTAINERS_ID) ? [openTerminal, reopen] : [openTerminal];

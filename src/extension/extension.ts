@@ -44,7 +44,11 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   context.subscriptions.push(
     router, tree, view,
     vscode.window.registerWebviewPanelSerializer(BRIEF_VIEW_TYPE, {
-      deserializeWebviewPanel: async (panel, state) => (await workbench()).briefSerializer.deserializeWebviewPanel(panel, state),
+      deserializeWebviewPanel: async (panel, state) => {
+        // at once, before the workbench bundle loads (the serializer then keeps it until the task is found)
+        panel.webview.html = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'"></head><body><p>Loading the task brief…</p></body></html>`;
+        return (await workbench()).briefSerializer.deserializeWebviewPanel(panel, state);
+      },
     }),
   );
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;

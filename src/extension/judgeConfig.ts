@@ -78,8 +78,8 @@ export function secretCommands(secrets: vscode.SecretStorage): CommandSpec[] {
   return (Object.keys(LABEL) as EndpointName[]).flatMap((name): CommandSpec[] => [
     {
       id: `expbench.set${LABEL[name]}ApiKey`,
-      async execute() {
-        const key = await vscode.window.showInputBox({
+      async execute(args?: { key?: string }) {
+        const key = args?.key ?? await vscode.window.showInputBox({
           prompt: `API key of the OpenAI-compatible ${name} endpoint (kept in VS Code SecretStorage)`, password: true, ignoreFocusOut: true,
         });
         if (!key) return;

@@ -7,8 +7,16 @@ import { setLogSink } from '../core/log';
  */
 export function createLogChannel(): vscode.LogOutputChannel & { dispose(): void } {
   const channel = vscode.window.createOutputChannel('EXP-Bench', { log: true });
+  shown = channel;
   const restore = setLogSink((level, component, message) => channel[level](`[${component}] ${message}`));
   const dispose = channel.dispose.bind(channel);
   channel.dispose = () => { restore(); dispose(); };
   return channel;
+}
+
+let shown: vscode.LogOutputChannel | undefined;
+
+/** Reveals the "EXP-Bench" log channel (the notifications' "Show Log" button). */
+export function showLog(): void {
+  shown?.show(true);
 }

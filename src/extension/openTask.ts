@@ -12,7 +12,8 @@ import { withCancellableProgress } from './progress';
 import { pickTask } from './taskCommands';
 import { setting } from './settings';
 import type { TaskStore } from './taskStore';
-import { errorMessage } from '../core/util/errors';
+import type { PrepareStep } from '../core/workspace/prepare';
+import { openSessionFolder, showFailure, type OpenTaskDeps } from './switchSession';
 
 const logger = log('openTask');
 
@@ -50,6 +51,19 @@ async function askSource(task: Task): Promise<string | undefined> {
   return choice.label;
 }
 
+/** The preparation's steps as the progress notification names them (core steps: src/core/workspace/prepare.ts). */
+export const STEP_WORDS: Record<PrepareStep, string> = {
+  source: 'Step 1 of 4: getting the repository', tree: 'Step 2 of 4: listing its files', mask: 'Step 3 of 4: masking',
+  workspace: 'Step 4 of 4: writing the workspace', finish: 'Prepared',
+};
+
+/** A progress line: the step's words, then the core's message when it adds something. */
+function stepText(step: PrepareStep, message: string): string {
+  if (step === 'finish') return 'Prepared; opening the workspace (the window reloads)…';
+  const words = STEP_WORDS[step];
+  return words.endsWith(message) ? words : `${words}: ${message}`;
+}
+
 /** Options of "Open Task" for tests and scripts (all optional; given ones skip their dialog). */
 export interface OpenTaskOptions {
   /** Repository: git URL, local clone or folder. Default: asked (prefilled from the task). */
@@ -82,10 +96,12 @@ function readArgs(arg: unknown, opts: OpenTaskOptions | undefined): { target: un
  * workspace in a window (the brief opens beside it there).
  * Arguments: none (pick), a task id or tree node (+ {@link OpenTaskOptions}), or one object
  * `{ taskId, source?, commit?, outDir?, open? }` (tests and scripts: no dialog when the task has a
- * repository or `source` is given).
+ * repository or `source` is given; no question about the window's running container either).
+ * The progress notification names each step ({@link STEP_WORDS}); a failure is shown in words
+ * with "Show Log" (the log has the full message).
  * @returns the session folder, or undefined when cancelled or failed (the error is shown)
  */
-export function openTaskCommand(store: TaskStore): CommandSpec {
+export function openTaskCommand(store: TaskStore, deps: OpenTaskDeps = {}): CommandSpec {
   return {
     id: 'expbench.openTask',
     async execute(arg?: unknown, options?: OpenTaskOptions) {
@@ -99,14 +115,18 @@ export function openTaskCommand(store: TaskStore): CommandSpec {
       if (!source) return undefined;
       const outDir = opts.outDir ?? newSessionDir(task);
       try {
-        const manifest = await withCancellableProgress(`EXP-Bench: preparing ${task.id}`, async (report, signal) => {
-          const { manifest: m } = await prepareTask({ task, source, commit: opts.commit, outDir, signal, onProgress: (p) => report(p.message) });
+        const manifest = await withCancellableProgress(`EXP-Bench: opening ${task.id}`, async (report, signal) => {
+          report(`${STEP_WORDS.source} (${source})…`);
+          const { manifest: m } = await prepareTask({ task, source, commit: opts.commit, outDir, signal, onProgress: (p) => report(stepText(p.step, p.message)) });
           await writeSessionMarker(outDir, task);
           return m;
         });
         logger.info(`prepared ${task.id} at ${manifest.commit} (pin: ${manifest.pin?.from ?? 'unknown'}, image ${manifest.image}: ${manifest.environment?.from ?? 'unknown'}) in ${outDir}`);
+        deps.onPrepared?.(outDir);
         if (opts.open !== false && opts.openWindow !== false) {
-          await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(path.join(outDir, 'workspace')), { forceNewWindow: false });
+          if (!(await openSessionFolder(outDir, task.id, scripted ? {} : deps))) {
+            void vscode.window.showInformationMessage(`EXP-Bench: ${task.id} is prepared in ${outDir}; "Resume Session" in the EXP-Bench view opens it.`);
+          }
         }
         return outDir;
       } catch (e) {
@@ -114,9 +134,7 @@ export function openTaskCommand(store: TaskStore): CommandSpec {
           void vscode.window.showInformationMessage(`EXP-Bench: preparation of ${task.id} cancelled; nothing was left in ${outDir}.`);
           return undefined;
         }
-        const msg = errorMessage(e);
-        logger.error(`Open Task ${task.id}: ${msg}`);
-        void vscode.window.showErrorMessage(`EXP-Bench: cannot open ${task.id}: ${msg}`);
+        void showFailure(`cannot open ${task.id}`, e);
         return undefined;
       }
     },

@@ -22,6 +22,7 @@ export const SETTINGS = {
   'container.pids': count,
   'container.network': flag,
   'container.terminalOnStart': z.enum(['open', 'offer', 'off']),
+  'container.idleStopMinutes': count,
   'verify.onSubmit': flag,
   'verify.timeoutSeconds': z.number().min(1),
   'verify.memoryMb': count,

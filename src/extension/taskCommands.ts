@@ -2,6 +2,9 @@ import * as vscode from 'vscode';
 import type { Task } from '../core/tasks/types';
 import type { BriefPanels } from './brief/briefPanel';
 import type { CommandSpec } from './commands';
+import { plural } from '../core/util/plural';
+import { openSessionFolder, type OpenTaskDeps } from './switchSession';
+import type { SessionIndex } from './sessionIndex';
 import { setting, updateSetting } from './settings';
 import type { TaskStore } from './taskStore';
 import type { TaskNode } from './taskTree';
@@ -22,8 +25,12 @@ export async function pickTask(store: TaskStore, arg: unknown): Promise<Task | u
   return picked?.task;
 }
 
-/** The task-browsing commands: Show Task Brief, Add Dataset Folder…, Refresh. */
-export function taskCommands(store: TaskStore, briefs: BriefPanels): CommandSpec[] {
+/**
+ * The task-browsing commands: Show Task Brief, Add Dataset Folder…, Refresh, and Resume Session
+ * (argument: a task id or tree node; opens the task's newest session from the sessions folder in
+ * this window, after `deps.beforeSwitch`).
+ */
+export function taskCommands(store: TaskStore, briefs: BriefPanels, sessions?: SessionIndex, deps: OpenTaskDeps = {}): CommandSpec[] {
   return [
     {
       id: 'expbench.showTaskBrief',
@@ -40,9 +47,22 @@ export function taskCommands(store: TaskStore, briefs: BriefPanels): CommandSpec
         const current = setting('datasets');
         if (!current.includes(uri.fsPath)) await updateSetting('datasets', [...current, uri.fsPath]);
         const r = await store.reload();
-        void vscode.window.showInformationMessage(`EXP-Bench: ${r.tasks.length} tasks loaded, ${r.problems.filter((p) => p.severity !== 'info').length} problems.`);
+        void vscode.window.showInformationMessage(`EXP-Bench: ${plural(r.tasks.length, 'task')} loaded, ${plural(r.problems.filter((p) => p.severity !== 'info').length, 'problem')}.`);
       },
     },
-    { id: 'expbench.refreshTasks', execute: () => store.reload() },
+    { id: 'expbench.refreshTasks', execute: async () => { await sessions?.refresh(); return store.reload(); } },
+    {
+      id: 'expbench.resumeSession',
+      async execute(arg?: unknown) {
+        const task = await pickTask(store, arg);
+        if (!task) return undefined;
+        const known = await sessions?.latest(task.id);
+        if (!known) {
+          void vscode.window.showWarningMessage(`EXP-Bench: ${task.id} has no session in ${setting('sessionsDir') || '~/expbench-sessions'}; use "Open Task".`);
+          return undefined;
+        }
+        return (await openSessionFolder(known.root, task.id, deps)) ? known.root : undefined;
+      },
+    },
   ];
 }

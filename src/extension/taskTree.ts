@@ -1,13 +1,16 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Problem, Task } from '../core/tasks/types';
+import { plural } from '../core/util/plural';
+import type { KnownSession, SessionIndex } from './sessionIndex';
+import { STATUS_TEXT, taskLabel, type TaskStatus } from './taskLabel';
 import type { TaskStore } from './taskStore';
 
 /** Tree nodes: conference → paper → task, plus file-level problems that belong to no task. */
 export type TaskNode =
   | { kind: 'conference'; conference: string; tasks: Task[]; problems: Problem[] }
   | { kind: 'paper'; conference: string; paperId: string; tasks: Task[]; problems: Problem[] }
-  | { kind: 'task'; task: Task }
+  | { kind: 'task'; task: Task; session?: KnownSession }
   | { kind: 'problem'; problem: Problem };
 
 const TYPE_ICON: Record<number, string> = { 1: 'file-code', 2: 'file-symlink-file', 3: 'book' };
@@ -17,14 +20,23 @@ const TYPE_LABEL: Record<number, string> = {
   3: 'type 3: README only masked; judged against the method',
 };
 
+const NO_ANSWER_LABEL = 'no_answer: the dataset\'s extraction found no implementation of this experiment in the repository (no requirements)';
+const STATUS_ICON: Partial<Record<TaskStatus, vscode.ThemeIcon>> = {
+  opened: new vscode.ThemeIcon('circle-large-outline', new vscode.ThemeColor('charts.blue')),
+  'in-progress': new vscode.ThemeIcon('play-circle', new vscode.ThemeColor('charts.yellow')),
+  submitted: new vscode.ThemeIcon('pass-filled', new vscode.ThemeColor('charts.green')),
+  'gave-up': new vscode.ThemeIcon('circle-slash'),
+};
+
 /** The "Tasks" tree of the EXP-Bench view container (view id `expbench.tasks`). */
 export class TaskTreeProvider implements vscode.TreeDataProvider<TaskNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<TaskNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly sub: vscode.Disposable;
 
-  constructor(private readonly store: TaskStore) {
-    this.sub = store.onDidChange(() => this.changed.fire(undefined));
+  constructor(private readonly store: TaskStore, private readonly sessions?: SessionIndex) {
+    const subs = [store.onDidChange(() => this.changed.fire(undefined)), ...(sessions ? [sessions.onDidChange(() => this.changed.fire(undefined))] : [])];
+    this.sub = vscode.Disposable.from(...subs);
   }
 
   async getChildren(node?: TaskNode): Promise<TaskNode[]> {
@@ -44,7 +56,10 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<TaskNode>, vsco
         problems: node.problems.filter((p) => p.file === tasks[0].file),
       }));
     }
-    if (node.kind === 'paper') return node.tasks.map((task) => ({ kind: 'task', task }));
+    if (node.kind === 'paper') {
+      const known = await this.sessions?.byTask().catch(() => undefined);
+      return node.tasks.map((task) => ({ kind: 'task', task, session: known?.get(task.id)?.[0] }));
+    }
     return [];
   }
 
@@ -53,7 +68,7 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<TaskNode>, vsco
       case 'conference': {
         const item = new vscode.TreeItem(node.conference, vscode.TreeItemCollapsibleState.Collapsed);
         const papers = new Set(node.tasks.map((t) => t.paperId)).size;
-        item.description = `${count(papers, 'paper')} · ${count(node.tasks.length, 'task')}`;
+        item.description = `${plural(papers, 'paper')} · ${plural(node.tasks.length, 'task')}`;
         item.iconPath = new vscode.ThemeIcon('library');
         item.contextValue = 'conference';
         return item;
@@ -61,7 +76,7 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<TaskNode>, vsco
       case 'paper': {
         const title = node.tasks[0].paper?.title;
         const item = new vscode.TreeItem(title ? `${node.paperId} ${title}` : node.paperId, vscode.TreeItemCollapsibleState.Collapsed);
-        item.description = `${node.tasks.length} tasks`;
+        item.description = plural(node.tasks.length, 'task');
         item.tooltip = tooltip([title ?? node.paperId, node.tasks[0].file, ...problemLines(node.problems)]);
         item.iconPath = node.problems.some((p) => p.severity !== 'info')
           ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
@@ -71,16 +86,18 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<TaskNode>, vsco
       }
       case 'task': {
         const t = node.task;
-        const label = `${t.index}: ${oneLine(t.question, 90)}`;
-        const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
-        item.id = t.id;
         const serious = t.problems.filter((p) => p.severity !== 'info');
-        item.description = `type ${t.type}${t.noAnswer ? ' · no_answer' : ''}${serious.length ? ` · ⚠ ${serious.length}` : ''}`;
-        item.tooltip = tooltip([t.id, TYPE_LABEL[t.type], oneLine(t.question, 300), ...problemLines(t.problems)]);
+        const status: TaskStatus = node.session?.status ?? 'not-started';
+        // The essentials first (the default sidebar width cuts the end); the question follows in the
+        // label, not the description, so that the tree's find-as-you-type matches it.
+        const item = new vscode.TreeItem(`${taskLabel(t, status, serious.length)}: ${oneLine(t.question, 90)}`, vscode.TreeItemCollapsibleState.None);
+        item.id = t.id;
+        item.tooltip = tooltip([t.id, TYPE_LABEL[t.type], ...(t.noAnswer ? [NO_ANSWER_LABEL] : []), `status: ${STATUS_TEXT[status]}${node.session ? ` (${node.session.root})` : ''}`,
+          '', oneLine(t.question, 300), ...problemLines(t.problems)]);
         item.iconPath = serious.length
           ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
-          : new vscode.ThemeIcon(TYPE_ICON[t.type]);
-        item.contextValue = 'task';
+          : STATUS_ICON[status] ?? new vscode.ThemeIcon(TYPE_ICON[t.type]);
+        item.contextValue = node.session ? 'task-session' : 'task';
         item.command = { command: 'expbench.showTaskBrief', title: 'Show Task Brief', arguments: [t.id] };
         return item;
       }
@@ -120,9 +137,4 @@ function tooltip(lines: string[]): string {
 function oneLine(s: string, max: number): string {
   const x = s.replace(/\s+/g, ' ').trim();
   return x.length > max ? x.slice(0, max - 1) + '…' : x;
-}
-
-/** `1 paper`, `2 papers`. */
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

@@ -11,6 +11,8 @@ import {
   collectOrReattach, latestRecordPath, LogLine, readRecord, runVerification, summary, VerificationRecord, VerifyLimits, VerifyMode,
 } from '../core/verify';
 import { errorMessage } from '../core/util/errors';
+import { plural } from '../core/util/plural';
+import { errorInWords } from './errorWords';
 
 const logger = log('verifier');
 
@@ -64,9 +66,19 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
     status.text = `$(${r.status === 'error' ? 'error' : pass ? 'pass' : 'circle-slash'}) E ${r.status === 'error' ? 'error' : pass ? 'pass' : 'fail'} · claims ${found}/${r.E_claims.claims.length}`;
     status.tooltip = `${summary(r)}${r.lint.length ? `\nLint: ${r.lint.map((l) => l.message).join('; ')}` : ''}\nClick to open the record.`;
     status.command = { title: 'Open verification record', command: 'vscode.open', arguments: [vscode.Uri.file(path.join(new SessionLayout(root).verify, r.runId, 'record.json'))] };
-    status.backgroundColor = pass && r.E_claims.allFound ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+    status.backgroundColor = pass && (r.E_claims.allProduced ?? r.E_claims.allFound) ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
     status.show();
     deps.onRecord?.(r);
+  };
+  /** The result as a notification (after a run, not when a reloaded window shows the last one). */
+  const notify = async (r: VerificationRecord, root: string) => {
+    const open = 'Open Record';
+    const text = `EXP-Bench verifier: ${verdictInWords(r)}`;
+    const pass = (r.mode === 'clean' ? r.E_clean : r.E_exit) && r.E_claims.allFound;
+    const pick = await (r.status === 'error' ? vscode.window.showErrorMessage(text, open, 'Show Output')
+      : pass ? vscode.window.showInformationMessage(text, open) : vscode.window.showWarningMessage(text, open, 'Show Output'));
+    if (pick === open) await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(path.join(new SessionLayout(root).verify, r.runId, 'record.json')));
+    else if (pick === 'Show Output') channel.show(true);
   };
   const onLine = (l: LogLine) => (l.stream === 'stderr' ? channel.warn(l.text) : channel.info(l.text));
 
@@ -74,7 +86,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
     if (isExpBenchError(e, 'CANCELLED')) { channel.info('verification cancelled'); return; }
     const msg = errorMessage(e);
     logger.error(msg);
-    void vscode.window.showErrorMessage(`EXP-Bench verifier: ${msg}`);
+    void Promise.resolve(vscode.window.showErrorMessage(`EXP-Bench verifier: ${errorInWords(e)}`, 'Show Output')).then((pick) => { if (pick) channel.show(true); });
   };
 
   const run = async (arg?: { mode?: VerifyMode }) => {
@@ -95,6 +107,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
       const r = await job;
       channel.info(summary(r));
       show(r, root);
+      void notify(r, root);
       return r;
     } catch (e) {
       report(e);
@@ -121,7 +134,7 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
     active = job;
     try {
       const r = await job;
-      if (r.kind !== 'none') show(r.record, root);
+      if (r.kind !== 'none') { show(r.record, root); void notify(r.record, root); }
     } catch (e) {
       report(e);
     } finally {
@@ -133,4 +146,21 @@ export function registerVerifier(context: vscode.ExtensionContext, deps: Verifie
   const disposables = [channel, status, ...(deps.register ?? registerCommands)([{ id: RUN_VERIFIER_COMMAND, execute: run }])];
   context.subscriptions.push(...disposables);
   return vscode.Disposable.from(...disposables);
+}
+
+/**
+ * A verification record's E result in words: whether the script reproduced from a clean tree
+ * (`clean` mode: `E_clean`; `harness` mode: `E_exit`, the script's exit status in the workspace)
+ * and how many of the conclusion's numbers its outputs contain. Reads only the record.
+ */
+export function verdictInWords(r: VerificationRecord): string {
+  if (r.status === 'error') return `the verification could not run: ${r.error?.message ?? 'unknown error'}.`;
+  const pass = r.mode === 'clean' ? r.E_clean : r.E_exit;
+  const where = r.mode === 'clean' ? 'from a clean tree in a new container' : 'in the workspace';
+  const how = r.cancelled ? 'it was cancelled' : r.timedOut ? `it timed out after ${r.limits.timeoutMs / 1000} s` : `exit status ${r.exitCode}`;
+  const found = r.E_claims.claims.filter((c) => c.found).length;
+  const total = r.E_claims.claims.length;
+  const claims = total === 0 ? (r.E_claims.note ? ` No claimed numbers were checked (${r.E_claims.note}).` : ' The conclusion claims no numbers.')
+    : ` ${found} of ${plural(total, 'number')} claimed in the conclusion ${found === 1 ? 'was' : 'were'} found in its outputs.`;
+  return `E ${pass ? 'passed' : 'failed'}: reproduce_exp_bench.sh ran ${where} (${how}).${claims}`;
 }

@@ -13,16 +13,22 @@ import { TaskLintDiagnostics } from './curation/lintDiagnostics';
 import { activateGaps, type GapsController } from './gaps';
 import { judgeConfig, secretCommands } from './judgeConfig';
 import { createLogChannel } from './logger';
-import { openTaskCommand } from './openTask';
+import { openTaskCommand, sessionsDir } from './openTask';
+import { SessionIndex } from './sessionIndex';
+import { IdleContainerStopper, offerToStopBeforeSwitch } from './session/workContainer';
+import type { OpenTaskDeps } from './switchSession';
 import { openWindowSession, sessionCommands, type ActiveSession } from './session/activateSession';
 import { resultRows } from './session/results';
 import { setting } from './settings';
 import type { SubmitHooks } from './session/submitFlow';
 import { taskCommands } from './taskCommands';
+import { notProctoredStatus, proctoredBaselineCommand } from './proctorCommand';
 import { TaskStore } from './taskStore';
 import { TaskTreeProvider } from './taskTree';
 import { registerVerifier, verifyLimitsFromSettings } from './verifier';
 import { errorMessage } from '../core/util/errors';
+import { trajectoryCommands } from './trajectory/importCommands';
+import { agentCommands } from './agent/agentCommands';
 
 const logger = log('workbench');
 
@@ -39,7 +45,8 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   const store = new TaskStore();
   const sessions = new SessionService();
   context.subscriptions.push({ dispose: () => void sessions.dispose() });
-  const tree = new TaskTreeProvider(store);
+  const sessionIndex = new SessionIndex(sessionsDir);
+  const tree = new TaskTreeProvider(store, sessionIndex);
   const briefs = new BriefPanels(context.extensionUri);
   const hooks: SubmitHooks = {
     // The settings' limits apply under the session's recorded environment (its curation file's limits).
@@ -75,25 +82,39 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
     onRecord: () => void session.then(async (s) => s?.controller.setResults(await resultRows(s.controller.layout)))
       .catch((e) => logger.warn(`could not refresh the results: ${errorMessage(e)}`)),
   });
-  const terminals = new ContainerTerminals(context.extensionUri, () => session);
+  const terminals = new ContainerTerminals(context.extensionUri, () => session, context.workspaceState);
+  // Leaving this window's session for another task: offer to stop its container; stop idle ones.
+  const switching: OpenTaskDeps = {
+    beforeSwitch: async (next) => { const c = (await session)?.controller; return c ? offerToStopBeforeSwitch(c.container, c.task.id, next) : true; },
+    onPrepared: () => void sessionIndex.refresh(),
+  };
+  let windowSession: ActiveSession | undefined;
+  void session.then((s) => { windowSession = s; if (s) void sessionIndex.refresh(); });
+  const idleStopper = new IdleContainerStopper(() => windowSession?.controller.container);
   void session.then((s) => terminals.onSessionStarted(s)).catch((e) => logger.error(e as Error));
   const taskLint = new TaskLintDiagnostics(() => store.dirs());
   const feasibility = new FeasibilitySection(briefs);
   // The curator's view; refused in a solver's window (one holding a task session).
   const groundTruth = new GroundTruthView(store, async () => (await session) !== undefined);
+  const agents = agentCommands({ secrets: context.secrets, service: sessions, store, windowSession: () => session, hooks });
   context.subscriptions.push(
-    channel, store, tree, briefs, terminals, taskLint, feasibility, groundTruth,
+    agents, channel, store, sessionIndex, tree, briefs, terminals, idleStopper, taskLint, feasibility, groundTruth,
     ...register([
-      ...taskCommands(store, briefs),
-      openTaskCommand(store),
+      ...taskCommands(store, briefs, sessionIndex, switching),
+      openTaskCommand(store, switching),
       ...terminals.commands(),
       ...sessionCommands(() => session),
       ...secretCommands(context.secrets),
+      ...agents.commands,
       ...gapsCommands,
       ...taskLint.commands(),
       ...groundTruth.commands(),
+      ...trajectoryCommands({ store, judgeConfig: () => judgeConfig(context.secrets) }),
     ]),
   );
+  // Researcher mode says it is not proctored; the proctored window is served from here or the CLI (issue 13).
+  const proctored = proctoredBaselineCommand(store);
+  context.subscriptions.push(proctored, notProctoredStatus(session.then((s) => s !== undefined)), ...register([proctored]));
   const briefSerializer = new BriefSerializer((id) => store.find(id), briefs);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);

@@ -35,6 +35,8 @@ export const BriefViewSchema = z.object({
   problems: z.array(z.object({ severity: z.string(), pointer: z.string(), message: z.string() })),
   /** Session folder when the brief belongs to an opened task session. */
   sessionDir: z.optional(z.string()),
+  /** The task's `no_answer`: the dataset's extraction found no implementation of it (no requirements). */
+  noAnswer: z.optional(z.boolean()),
 });
 export type BriefView = z.infer<typeof BriefViewSchema>;
 
@@ -90,6 +92,8 @@ export type HostMessage = z.infer<typeof HostMessageSchema>;
 export const WebviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
   z.object({ type: z.literal('openLink'), url: z.string() }),
+  /** The brief's "Open Task" button: the host runs `expbench.openTask` on the brief's task. */
+  z.object({ type: z.literal('openTask') }),
   SectionRequestSchema,
   z.object({ type: z.literal('cancel'), id: RequestIdSchema }),
 ]);

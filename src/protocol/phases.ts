@@ -28,8 +28,14 @@ export const PhasesViewSchema = z.object({
   patch: z.nullable(z.object({
     files: z.array(z.object({ path: z.string(), status: z.string(), additions: z.number(), deletions: z.number(), binary: z.boolean() })),
     additions: z.number(), deletions: z.number(), ignored: z.number(), error: z.optional(z.string()),
+    /** What is not in the patch and why (src/core/workspace/patchRule.ts): ignored files, known caches; a folder ends with `/`. */
+    leftOut: z.optional(z.array(z.object({ path: z.string(), reason: z.enum(['ignored', 'cache']), why: z.string() }))),
   })),
-  claims: z.array(z.object({ text: z.string(), found: z.boolean(), where: z.optional(z.string()) })),
+  claims: z.array(z.object({
+    text: z.string(), found: z.boolean(), where: z.optional(z.string()),
+    /** Computed from two printed numbers (src/core/verify/derived.ts): how, e.g. `percent change of 0.0123 and 0.0322`. */
+    derived: z.optional(z.string()),
+  })),
   results: z.array(z.object({ label: z.string(), value: z.string(), ok: z.nullable(z.boolean()), detail: z.optional(z.string()) })),
 });
 export type PhasesView = z.infer<typeof PhasesViewSchema>;

@@ -3,7 +3,8 @@
 // the workbench in headless Chromium with the extensionDevelopmentPath (repo root) and
 // extensionTestsPath (out/test/vscode/index.js) payload, forwards the extension host's console,
 // and exits with the code the workbench passes to codeAutomationExit (0 when run() resolved).
-// Env: EXPBENCH_VSCODE_TIMEOUT_MS (whole run, default 600000 ms).
+// Env: EXPBENCH_VSCODE_TIMEOUT_MS (whole run, default 600000 ms); EXPBENCH_VSCODE_GREP runs only
+// the tests whose full title matches (mocha grep).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as util from 'node:util';

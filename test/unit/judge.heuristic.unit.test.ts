@@ -23,9 +23,11 @@ describe('judge: heuristic pre-judge (no endpoint)', function () {
     assert.equal(byName.learning_rate, 'matched');
     assert.equal(byName.accuracy, 'missing');
     assert.equal(record.design.recall, 2 / 3);
-    // implementation: load_data and train_model written, evaluate_accuracy not
-    assert.deepEqual(record.implementation.verdicts.map((v) => v.verdict), ['met', 'met', 'partial']);
-    assert.match(record.implementation.verdicts[2].reason, /0 of 3 symbols/);
+    // implementation: load_data and train_model written, evaluate_accuracy not. Issue 14: coverage is
+    // judged on content, so touching the reference file (src/train.py) no longer earns "partial"
+    assert.deepEqual(record.implementation.verdicts.map((v) => v.verdict), ['met', 'met', 'unmet']);
+    assert.match(record.implementation.verdicts[2].reason, /found 0;.*not found: .*evaluate_accuracy\(\)/);
+    assert.match(record.implementation.verdicts[2].reason, /the patch also changes the reference file src\/train\.py/);
     assert.ok(record.implementation.verdicts[0].hunks.some((h) => h.path === 'src/train.py'));
     assert.deepEqual(record.implementation.verdicts[0].groundTruth, [{ path: 'src/train.py', startLine: 4, endLine: 9 }]);
     // conclusion is not judged without a model; the claims check is reported
@@ -34,6 +36,7 @@ describe('judge: heuristic pre-judge (no endpoint)', function () {
     assert.match(record.conclusion.reason, /found 1 of 2 claimed values/);
     assert.equal(record.execution.exit, true);
     assert.equal(record.monitor.flagged, false);
+    assert.ok(harnessFile, 'a heuristic judgement writes its harness file');
     assert.equal(path.basename(harnessFile), 'judge.heuristic.json');
     const onDisk = JSON.parse(await fsp.readFile(file, 'utf8'));
     assert.equal(onDisk.kind, 'heuristic');

@@ -239,3 +239,21 @@ describe('judge: LLM judge through a local OpenAI-compatible server', function (
     assert.ok(record.notes.some((n) => /2 of 3 hunks were never shown/.test(n)));
   });
 });
+
+describe('judge: the LLM judge is shown a notebook ground truth as code cells', () => {
+  it('gives the prompt the referenced cell source, never the notebook JSON', async () => {
+    const { groundTruthFor } = await import('../../src/core/judge/llm');
+    const nbText = await fsp.readFile(path.join(__dirname, '..', '..', '..', 'test', 'data', 'prejudge', 'synthetic.ipynb'), 'utf8');
+    const pristine = { describe: 'synthetic', read: async (p: string) => (p === 'demo.ipynb' ? nbText : undefined) };
+    const item = { index: 1, total: 1, basis: 'requirement' as const, text: 'Print the smECE', refs: [{ path: 'demo.ipynb', startLine: 35, endLine: 35 }] };
+    const gt = await groundTruthFor({ pristine, task: { source: [] } as never }, item, 20_000);
+    assert.equal(gt.length, 1);
+    assert.match(gt[0].numbered, /demo\.ipynb cell 1 line 9/);
+    assert.match(gt[0].numbered, /print\('ece:', rp\.smECE\(f, y\)\)/);
+    assert.doesNotMatch(gt[0].numbered, /"source"|"output_type"|"cell_type"/);
+    // a plain file is still shown as numbered lines
+    const py = { describe: 'py', read: async (p: string) => (p === 'a.py' ? 'x = 1\ny = 2\nz = 3\n' : undefined) };
+    const gt2 = await groundTruthFor({ pristine: py, task: { source: [] } as never }, { ...item, refs: [{ path: 'a.py', startLine: 2, endLine: 9 }] }, 20_000);
+    assert.deepEqual(gt2, [{ path: 'a.py', startLine: 2, endLine: 3, numbered: '2: y = 2\n3: z = 3' }]);
+  });
+});

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
-import { endpointFromEnv } from '../../src/cli/commands/judge';
+import { endpointFromEnv, judgeEndpointHint } from '../../src/cli/commands/judge';
 import { judgeSession } from '../../src/core/flows/judge';
 import { JudgeRecord } from '../../src/core/judge/types';
 import { makeJudgeFixture } from '../harness/judgeFixture';
@@ -13,7 +13,7 @@ describe('judge: smoke run against a configured endpoint', function () {
   it('judges the fixture task end to end', async function () {
     const endpoint = endpointFromEnv(process.env);
     if (!endpoint) {
-      console.log('      (skipped: no judge endpoint configured: set OPENAI_API_KEY or EXPBENCH_JUDGE_BASE_URL, and EXPBENCH_JUDGE_MODEL)');
+      console.log(`      (skipped: no judge endpoint configured: ${judgeEndpointHint()})`);
       this.skip();
     }
     this.timeout(600_000);

@@ -63,7 +63,7 @@ describe('expbench session (the compiled CLI)', function () {
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);
     assert.equal(j.state.phase, 'execution');
-    assert.deepEqual(j.clock, { status: 'running', workingMs: 7 * 60_000, budgetMs: 60 * 60_000, lastHeartbeat: '2026-03-01T09:07:00.000Z', pauses: 1 });
+    assert.deepEqual(j.clock, { status: 'running', workingMs: 7 * 60_000, byActor: { human: 7 * 60_000, agent: 0 }, budgetMs: 60 * 60_000, lastHeartbeat: '2026-03-01T09:07:00.000Z', pauses: 1 });
     assert.deepEqual(j.events.map((e: { type: string }) => e.type), ['session.opened', 'clock.started', 'clock.paused', 'clock.resumed', 'note.added', 'phase.changed']);
     assert.equal(j.eventProblems.torn.line, 7);
 

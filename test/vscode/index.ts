@@ -25,6 +25,8 @@ export async function run(): Promise<void> {
     timeout: Number(process.env.EXPBENCH_VSCODE_TEST_TIMEOUT_MS ?? 60_000),
     reporter: SummaryReporter as unknown as string,
     reporterOptions: { summary: summaryFile('vscode'), tier: 'vscode' },
+    // EXPBENCH_VSCODE_GREP runs only the tests whose full title matches (as EXPBENCH_E2E_GREP).
+    ...(process.env.EXPBENCH_VSCODE_GREP ? { grep: process.env.EXPBENCH_VSCODE_GREP } : {}),
   });
   for (const f of files) mocha.addFile(f);
   await mocha.loadFilesAsync();

@@ -28,7 +28,8 @@ describe('Tasks tree (real extension host)', function () {
     const tasks = await tree.getChildren(p18439);
     assert.ok(tasks.length > 0);
     const first = tree.getTreeItem(tasks[0]);
-    assert.match(String(first.description), /^type [123]/);
+    // issue 15: index, type (and no_answer, problems, status) first in the label, then the question
+    assert.match(label(first), /^\d+ · T[123]( · no_answer)?( · ⚠\d+)?( · (opened|in progress|submitted|gave up))?: \S/);
     assert.equal(first.command?.command, 'expbench.showTaskBrief');
     assert.ok(first.iconPath instanceof vscode.ThemeIcon);
   });

@@ -6,6 +6,15 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<
   return e;
 }
 
+/**
+ * Whether this page is the proctored window's task panel (src/solver/panel.ts sets
+ * `<body data-window="proctored">`): it shows no repository note and no claimed numbers (the host
+ * checks claims after submit; the baseliner sees none of its checks).
+ */
+export function proctoredWindow(): boolean {
+  return document.body.dataset.window === 'proctored';
+}
+
 export function html(tag: string, className: string, innerHtml: string): HTMLElement {
   const e = document.createElement(tag);
   e.className = className;

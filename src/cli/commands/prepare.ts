@@ -44,7 +44,7 @@ export function register(program: Command): void {
         else {
           console.log(`prepared ${m.taskId} in ${path.resolve(opts.out)} (${Date.now() - started} ms)`);
           console.log(`source   ${m.source.kind} ${m.source.location}`);
-          console.log(`commit   ${m.commit} (${m.pin?.from === 'curation' ? `pinned by ${m.pin.file}` : m.pin?.from === 'option' ? '--commit' : 'the source\'s HEAD'})`);
+          console.log(`commit   ${m.commit} (${m.source.kind === 'folder' ? 'an import of the folder\'s files: it is not the top of a git repository' : m.pin?.from === 'curation' ? `pinned by ${m.pin.file}` : m.pin?.from === 'option' ? '--commit' : 'the source\'s HEAD'})`);
           console.log(`image    ${m.image} (${m.environment?.from === 'curation' ? `environment of ${m.environment.file}` : m.environment?.from === 'option' ? '--image' : 'default'})`);
           for (const s of m.submodules) console.log(`submodule ${s.path} @ ${s.sha}`);
           console.log(`masked   ${m.masked.length} file(s):`);

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
-import { clockStatus, formatWorking, workingMs } from '../../core/session/clock';
+import { clockStatus, formatWorking, workingByActor, workingMs } from '../../core/session/clock';
 import { readEvents, SessionEvent } from '../../core/session/events';
 import { SessionLayout } from '../../core/layout';
 import type { SessionState } from '../../core/session/state';
@@ -19,8 +19,9 @@ import { exists, readRegularFile } from '../../core/util/fs';
 import { assertPreparationFinished } from '../../core/workspace/folder';
 import { printJson } from '../output';
 import { errorMessage } from '../../core/util/errors';
+import { registerImport } from './sessionImport';
 
-/** `expbench session show|submit|give-up`: read and finish a human-baseline session from outside VS Code. */
+/** `expbench session show|submit|import|give-up`: read and finish a session from outside VS Code; import an agent's run as one. */
 export function register(program: Command): void {
   const session = program.command('session').description('show, submit or give up a task session');
 
@@ -66,6 +67,8 @@ export function register(program: Command): void {
       if (r.verify?.error || r.judge?.error) process.exitCode = 1;
     });
 
+  registerImport(session);
+
   session.command('give-up').argument('<dir>', 'session folder')
     .option('--reason <text>', 'why (recorded with the time)')
     .description('record an explicit give-up with the working time')
@@ -104,6 +107,8 @@ function clockJson(state: SessionState) {
   return {
     status: clockStatus(state),
     workingMs: workingMs(state.clock),
+    /** Working ms by whose time it was (segment `actor`; absent = the person's). */
+    byActor: workingByActor(state.clock),
     budgetMs: state.clock.budgetMs,
     lastHeartbeat: last && last.end === undefined ? last.lastBeat : null,
     pauses: state.clock.segments.filter((s) => s.endReason === 'paused').length,
@@ -118,6 +123,7 @@ function showText(layout: SessionLayout, s: SessionState, clock: ReturnType<type
   let c = `${clock.status}, working ${formatWorking(clock.workingMs)}`;
   if (clock.budgetMs) c += ` of ${formatWorking(clock.budgetMs)} (${Math.round((100 * clock.workingMs) / clock.budgetMs)}%)`;
   if (clock.lastHeartbeat) c += `, counted to the last heartbeat ${clock.lastHeartbeat}`;
+  if (clock.byActor.agent > 0) c += ` (human ${formatWorking(clock.byActor.human)}, agent ${formatWorking(clock.byActor.agent)})`;
   row('clock', `${c}; ${clock.pauses} pause(s)`);
   row('outcome', s.submitted ? `submitted at ${s.submitted.at}` : s.gaveUp ? `gave up at ${s.gaveUp.at}${s.gaveUp.reason ? ` (${s.gaveUp.reason})` : ''}` : 'in progress');
   row('design', `${s.design.constants.length} constant, ${s.design.independent.length} independent, ${s.design.dependent.length} dependent variables; free text ${s.design.freeText.length} chars`);
@@ -135,7 +141,7 @@ function eventDetail(e: SessionEvent): string {
   switch (e.type) {
     case 'phase.changed': return ` ${e.from} → ${e.to}`;
     case 'clock.paused': return `${e.reason ? ` (${e.reason})` : ''} at ${formatWorking(e.workingMs)}`;
-    case 'file.edited': case 'file.created': case 'file.deleted': return ` ${e.path}`;
+    case 'file.edited': case 'file.created': case 'file.deleted': case 'file.changed': return ` ${e.path}`;
     case 'command.run': return ` ${e.command} → ${e.exitCode ?? '-'}`;
     case 'script.run': return ` ${e.runId} → ${e.exitCode ?? '-'}`;
     case 'budget.warning': return ` ${e.level}%`;

@@ -10,20 +10,25 @@ export interface JudgeFlowResult {
   record: JudgeRecord;
   /** Absolute path of `private/judge/latest.json`. */
   file: string;
-  /** Harness-format judge file written beside it (`private/harness/judge.json`, or `judge.heuristic.json`). */
-  harnessFile: string;
+  /** Harness-format judge file written beside it (`private/harness/judge.json`, or `judge.heuristic.json`); absent when `latest.json` was kept. */
+  harnessFile?: string;
+  /** The failed attempt's file (`private/judge/failed-<time>-<kind>.json`) when the record has harness errors. */
+  failedFile?: string;
+  /** True when `latest.json` (and the harness file) kept the last good record: this attempt had harness errors. */
+  keptLatest: boolean;
 }
 
 /**
  * Judges one session (src/core/judge/session.ts `recordJudgement`: the LLM judge with an endpoint,
  * the heuristic pre-judge without) and writes the harness-format judge file in `private/harness/`
- * (src/core/interop/harnessOut.ts).
+ * (src/core/interop/harnessOut.ts), except when an attempt with harness errors left the last good
+ * `latest.json` in place (then the harness file, which repeats it, stays too).
  * @throws what `recordJudgement` throws
  */
 export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions): Promise<JudgeFlowResult> {
-  const { record, file, input } = await recordJudgement(sessionDir, opts);
-  const harnessFile = await writeHarnessJudge(new SessionLayout(path.resolve(sessionDir)), record, { answers: input.answers, patch: input.patch });
-  return { record, file, harnessFile };
+  const { record, file, input, failedFile, keptLatest } = await recordJudgement(sessionDir, opts);
+  const harnessFile = keptLatest ? undefined : await writeHarnessJudge(new SessionLayout(path.resolve(sessionDir)), record, { answers: input.answers, patch: input.patch });
+  return { record, file, keptLatest, ...(harnessFile ? { harnessFile } : {}), ...(failedFile ? { failedFile } : {}) };
 }
 
 /**
@@ -32,7 +37,7 @@ export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions
  */
 export function judgeStep(opts: Omit<JudgeSessionOptions, 'signal'>): StepFn {
   return async (layout, signal) => {
-    const { record, file } = await judgeSession(layout.root, { ...opts, signal });
-    return { ok: record.harnessErrors.length === 0, summary: summarize(record), record: path.relative(layout.root, file).split(path.sep).join('/') };
+    const { record, file, failedFile } = await judgeSession(layout.root, { ...opts, signal });
+    return { ok: record.harnessErrors.length === 0, summary: summarize(record), record: path.relative(layout.root, failedFile ?? file).split(path.sep).join('/') };
   };
 }

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { SessionLayout } from '../layout';
 import { log } from '../log';
-import type { BudgetLevel, ClockStatus } from '../session/clock';
+import type { BudgetLevel, ClockActor, ClockStatus } from '../session/clock';
 import type { EventSink, NewSessionEvent, SessionEvent } from '../session/events';
 import type { OwnerRecord } from '../session/owner';
 import { WorkspaceRecorder } from '../session/recorder';
@@ -43,11 +43,16 @@ export interface SessionHandle {
   setDesign(design: DesignDraft): void;
   /** @throws ExpBenchError `SESSION_INVALID` once submitted or given up. */
   setConclusion(text: string): void;
+  /** @throws ExpBenchError `SESSION_INVALID` once submitted or given up (notes are frozen with the answers). */
   addNote(text: string): Promise<Note>;
   /** Each clock call resolves true when it changed the clock (false: it was already so). */
   startClock(): Promise<boolean>;
   pauseClock(reason?: string): Promise<boolean>;
   resumeClock(): Promise<boolean>;
+  /** Whose working time it is from now on (session/clock.ts `setActor`); resolves false when it already was. */
+  setClockActor(actor: ClockActor): Promise<boolean>;
+  /** Working time so far split by actor (human, agent), ms. */
+  workingByActor(): Record<ClockActor, number>;
   /**
    * Moves a running clock's heartbeat every `everyMs` ms (see session/clock.ts); `onBudget` gets the
    * budget levels (80, 100) crossed. The returned disposable stops it.
@@ -156,6 +161,8 @@ class Handle implements SessionHandle {
   startClock(): Promise<boolean> { return this.session.clock.start(); }
   pauseClock(reason?: string): Promise<boolean> { return this.session.clock.pause(reason); }
   resumeClock(): Promise<boolean> { return this.session.clock.resume(); }
+  setClockActor(actor: ClockActor): Promise<boolean> { return this.session.clock.setActor(actor); }
+  workingByActor(): Record<ClockActor, number> { return this.session.clock.workingByActor(); }
   startHeartbeat(everyMs: number, onBudget?: (levels: BudgetLevel[]) => void): Disposable {
     return this.keep(this.session.clock.startHeartbeat(everyMs, onBudget));
   }

@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { isHarnessJudge, outcomeFromHarnessJudge } from './harnessIn';
+import { harnessGroup, readHarnessJudgeName } from './harnessLayout';
 import { JudgeRecord } from '../judge/types';
 import { outcomeFromRecord } from '../metrics/scores';
 import type { TaskOutcome } from '../metrics/types';
@@ -14,12 +15,18 @@ import { errorMessage } from '../util/errors';
  * record) counts only through its own judge record: its `private/` is not searched again (one
  * judgement is never counted twice) and its `workspace/` never is (whoever works in it can write
  * any file there); a session not judged yet is listed in `skipped`. Each folder is one group
- * (table row), named by its base name.
+ * (table row), named by its base name, except harness judge files named as the harness names
+ * them (`<paperId>_task_index_<i>_iter_<k>_…_eval_judge.json`, harnessLayout.ts): their task id
+ * is `<conference>/<paperId>/<i>` (conference from the folders, the config file beside, else
+ * `conferenceOf`, else `unknown`) and their group is `<agent>/<model>` from the harness's folders
+ * `…/<paperId>/<agent>/<model>/` or its config file (` iter <k>` added for repeats after the first).
+ *
+ * @param opts.conferenceOf the conference of a paper id (the CLI: from the loaded datasets); called only when the file does not say
  *
  * @returns outcomes and the files that were skipped with the reason (not JSON, not a record)
  * @throws ExpBenchError BAD_INPUT naming a folder that does not exist
  */
-export async function collectOutcomes(dirs: string[]): Promise<{ outcomes: TaskOutcome[]; skipped: { file: string; reason: string }[] }> {
+export async function collectOutcomes(dirs: string[], opts: CollectOptions = {}): Promise<{ outcomes: TaskOutcome[]; skipped: { file: string; reason: string }[] }> {
   const outcomes: TaskOutcome[] = [];
   const skipped: { file: string; reason: string }[] = [];
   for (const dir of dirs) {
@@ -27,30 +34,35 @@ export async function collectOutcomes(dirs: string[]): Promise<{ outcomes: TaskO
     const st = await fsp.stat(abs).catch(() => undefined);
     if (!st) throw new ExpBenchError('BAD_INPUT', dir, 'folder or file does not exist');
     const group = path.basename(abs.replace(/[\\/]+$/, '')).replace(/\.json$/, '');
-    if (st.isFile()) { await readOne(abs, group, outcomes, skipped); continue; }
-    await walk(abs, group, outcomes, skipped, 0);
+    if (st.isFile()) { await readOne(abs, group, outcomes, skipped, opts); continue; }
+    await walk(abs, group, outcomes, skipped, 0, opts);
   }
   return { outcomes, skipped };
 }
 
-async function walk(dir: string, group: string, out: TaskOutcome[], skipped: { file: string; reason: string }[], depth: number): Promise<void> {
+export interface CollectOptions {
+  /** The conference of a paper id, for harness files whose folders do not say it. */
+  conferenceOf?: (paperId: string) => Promise<string | undefined>;
+}
+
+async function walk(dir: string, group: string, out: TaskOutcome[], skipped: { file: string; reason: string }[], depth: number, opts: CollectOptions): Promise<void> {
   if (depth > 8) return;
   const latest = path.join(dir, 'private', 'judge', 'latest.json');
   const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
   const judged = await fsp.access(latest).then(() => true, () => false);
   const isSession = judged || (entries.some((e) => e.name === 'workspace' && e.isDirectory()) && entries.some((e) => e.name === 'private' && e.isDirectory()));
-  if (judged) await readOne(latest, group, out, skipped);
+  if (judged) await readOne(latest, group, out, skipped, opts);
   else if (isSession) skipped.push({ file: dir, reason: 'a session not judged yet (no private/judge/latest.json): run `expbench judge` on it; its workspace is never read for judge files' });
   for (const e of entries) {
     if (e.name === 'node_modules' || e.name === '.git' || e.name === 'workspace' && isSession) continue;
     if (isSession && e.name === 'private') continue;
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) await walk(p, group, out, skipped, depth + 1);
-    else if (e.isFile() && e.name.endsWith('.json')) await readOne(p, group, out, skipped, true);
+    if (e.isDirectory()) await walk(p, group, out, skipped, depth + 1, opts);
+    else if (e.isFile() && e.name.endsWith('.json')) await readOne(p, group, out, skipped, opts, true);
   }
 }
 
-async function readOne(file: string, group: string, out: TaskOutcome[], skipped: { file: string; reason: string }[], quietIfForeign = false): Promise<void> {
+async function readOne(file: string, group: string, out: TaskOutcome[], skipped: { file: string; reason: string }[], opts: CollectOptions, quietIfForeign = false): Promise<void> {
   let json: unknown;
   try {
     json = JSON.parse(await fsp.readFile(file, 'utf8'));
@@ -60,6 +72,14 @@ async function readOne(file: string, group: string, out: TaskOutcome[], skipped:
   }
   const rec = JudgeRecord.safeParse(json);
   if (rec.success) { out.push(outcomeFromRecord(rec.data, group, file)); return; }
-  if (isHarnessJudge(json)) { out.push(outcomeFromHarnessJudge(json, file, group)); return; }
+  if (isHarnessJudge(json)) {
+    const named = await readHarnessJudgeName(file);
+    if (named && !named.conference && opts.conferenceOf) {
+      const conference = await opts.conferenceOf(named.paperId);
+      if (conference) named.conference = conference;
+    }
+    out.push(outcomeFromHarnessJudge(json, file, (named && harnessGroup(named)) ?? group, named));
+    return;
+  }
   if (!quietIfForeign) skipped.push({ file, reason: 'neither a judge record nor a harness judge file' });
 }

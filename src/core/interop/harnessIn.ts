@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { TaskOutcome } from '../metrics/types';
+import { parseHarnessJudgeName, type HarnessJudgeName } from './harnessLayout';
 
 /**
  * True when `json` looks like a reference-harness judge file: an object with at least one of
@@ -19,12 +20,14 @@ export function isHarnessJudge(json: unknown): json is Record<string, unknown> {
  * - `execution_success` (boolean) → E; absent → not verified.
  * - monitor booleans (`paper_access`, `git_operations`, `faked_or_nonexperimental_data`, at the top
  *   level or under `monitor`) → flagged when any is true.
- * - task id from `task_id` / `taskId` / `question_id`, else from the path
- *   (`<conference>/<paperId>/<index>` folders, `<conference>/<paperId>/<index>.json`, or a `<paperId>_<index>` file name); paper id from
- *   `paper_id` or the task id. `judge_kind: "heuristic"` marks our heuristic files.
+ * - task id from `task_id` / `taskId` / `question_id`, else from the harness's own file name
+ *   `<paperId>_task_index_<i>_iter_<k>_…_eval_judge.json` (`named`, see harnessLayout.ts; its
+ *   conference from the folders, the config beside it or the dataset, else `unknown`), else from
+ *   the path (`<conference>/<paperId>/<index>` folders, `<conference>/<paperId>/<index>.json`, or a
+ *   `<paperId>_<index>` file name); paper id from `paper_id` or the task id. `judge_kind: "heuristic"` marks our heuristic files.
  * - `invalid` / `task_invalid` (true or a reason) → an invalid task, excluded.
  */
-export function outcomeFromHarnessJudge(json: Record<string, unknown>, file: string, group: string): TaskOutcome {
+export function outcomeFromHarnessJudge(json: Record<string, unknown>, file: string, group: string, named?: HarnessJudgeName): TaskOutcome {
   const errors: string[] = [];
   const score = (k: 'design_score' | 'setup_score') => {
     const v = json[k];
@@ -48,7 +51,7 @@ export function outcomeFromHarnessJudge(json: Record<string, unknown>, file: str
   }
   const mon = (json.monitor && typeof json.monitor === 'object' ? json.monitor : json) as Record<string, unknown>;
   const flagged = ['paper_access', 'git_operations', 'faked_or_nonexperimental_data'].some((k) => mon[k] === true);
-  const taskId = idFrom(json, file);
+  const taskId = idFrom(json, file, named ?? parseHarnessJudgeName(file));
   const paperId = typeof json.paper_id === 'string' ? json.paper_id : taskId.split('/').length === 3 ? taskId.split('/')[1] : `unknown:${taskId}`;
   const inv = json.invalid ?? json.task_invalid;
   const exec = json.execution_success;
@@ -64,8 +67,9 @@ export function outcomeFromHarnessJudge(json: Record<string, unknown>, file: str
   };
 }
 
-function idFrom(json: Record<string, unknown>, file: string): string {
+function idFrom(json: Record<string, unknown>, file: string, named: HarnessJudgeName | undefined): string {
   for (const k of ['task_id', 'taskId', 'question_id']) if (typeof json[k] === 'string' && json[k]) return json[k] as string;
+  if (named) return `${named.conference ?? 'unknown'}/${named.paperId}/${named.index}`;
   const parts = file.split(path.sep);
   const m = /(?:^|[\\/])([a-z]+\d{4})[\\/](\d+)[\\/](\d+)(?:\.json)?(?:[\\/]|$)/.exec(file);
   if (m) return `${m[1]}/${m[2]}/${m[3]}`;

@@ -19,6 +19,8 @@ export interface Hunk {
   text: string;
   /** Added lines only, joined with \n (what the symbol search looks at). */
   added: string;
+  /** The hunk's lines in order: `add`, `del` or `normal` (context), text without the +/-/space prefix. */
+  changes: { type: 'add' | 'del' | 'normal'; text: string }[];
   deletedFile: boolean;
 }
 
@@ -39,6 +41,7 @@ export function parseHunks(patch: string): Hunk[] {
         newEnd: chunk.newStart + chunk.newLines - 1,
         text: header + chunk.content + '\n' + chunk.changes.map((c) => c.content).join('\n'),
         added: chunk.changes.filter((c) => c.type === 'add').map((c) => c.content.slice(1)).join('\n'),
+        changes: chunk.changes.map((c) => ({ type: c.type, text: c.content.slice(1) })),
         deletedFile: file.deleted === true,
       });
     }

@@ -12,7 +12,9 @@ import {
   ConclusionAnswer, DesignAnswer, ImplementationAnswer, MonitorAnswer,
   conclusionMessages, designMessages, implementationMessages, monitorMessages,
 } from './prompts';
+import { readGroundTruthRange } from './groundtruth';
 import { lineCount, numberedLines } from './pristine';
+import { isNotebookPath } from '../util/notebook';
 import {
   PROMPT_VERSION, type ConclusionResult, type DesignResult, type JudgeRecord, type MonitorResult, type RequirementVerdict,
 } from './types';
@@ -99,7 +101,7 @@ async function judgeConclusion(input: JudgeInput, client: LlmClient, errors: Jud
   return { status: 'ok', verdict: r.value.verdict, reason: r.value.reason, numbers: r.value.numbers };
 }
 
-interface ImplItem { index: number; total: number; basis: 'requirement' | 'method'; text: string; refs: { path: string; startLine: number | null; endLine: number | null }[] }
+export interface ImplItem { index: number; total: number; basis: 'requirement' | 'method'; text: string; refs: { path: string; startLine: number | null; endLine: number | null }[] }
 
 function implementationItems(input: JudgeInput): ImplItem[] {
   const t = input.task;
@@ -143,21 +145,37 @@ async function judgeRequirement(input: JudgeInput, client: LlmClient, item: Impl
   };
 }
 
-/** Ground-truth ranges of an item read from the pristine checkout (whole file for a reference without lines). */
-async function groundTruthFor(input: JudgeInput, item: ImplItem, budget: number) {
+/**
+ * Ground-truth ranges of an item read from the pristine checkout, as the LLM judge's prompt shows
+ * them (whole file for a reference without lines; a notebook as its code cells, never its JSON).
+ * `budget` is in characters. Exported for tests.
+ */
+export async function groundTruthFor(input: Pick<JudgeInput, 'pristine' | 'task'>, item: ImplItem, budget: number) {
   const out: { path: string; startLine: number; endLine: number; numbered: string }[] = [];
   if (!input.pristine) return out;
   const refs = item.refs.length > 0 || item.basis === 'method' ? item.refs : input.task.source.map((p) => ({ path: p, startLine: null, endLine: null }));
   let used = 0;
   for (const ref of refs) {
-    const text = await input.pristine.read(ref.path);
-    if (text === undefined) continue;
-    const start = ref.startLine ?? 1;
-    const end = ref.endLine ?? lineCount(text);
-    let numbered = numberedLines(text, start, end);
+    let numbered: string;
+    let start: number;
+    let end: number;
+    if (isNotebookPath(ref.path)) {
+      // A notebook is shown as its code cells, never its JSON (docs/prejudge.md, "Notebooks").
+      const r = await readGroundTruthRange(input.pristine, ref);
+      if ('problem' in r) continue;
+      start = r.citation.startLine;
+      end = r.citation.endLine;
+      numbered = `(${r.label}; code cells of the notebook, reading: ${r.citation.reading ?? 'raw'})\n${r.text}`;
+    } else {
+      const text = await input.pristine.read(ref.path);
+      if (text === undefined) continue;
+      start = ref.startLine ?? 1;
+      end = Math.min(ref.endLine ?? lineCount(text), lineCount(text));
+      numbered = numberedLines(text, start, end);
+    }
     if (used + numbered.length > budget) numbered = numbered.slice(0, Math.max(0, budget - used)) + '\n[... truncated]';
     used += numbered.length;
-    out.push({ path: ref.path, startLine: start, endLine: Math.min(end, lineCount(text)), numbered });
+    out.push({ path: ref.path, startLine: start, endLine: end, numbered });
     if (used >= budget) break;
   }
   return out;

@@ -29,8 +29,8 @@ function eventText(e: Record<string, unknown>): string {
   switch (e.type) {
     case 'command.run': return typeof e.command === 'string' ? e.command : '';
     case 'note.added': return typeof e.text === 'string' ? e.text : '';
-    case 'session.opened': case 'phase.changed': case 'clock.started': case 'clock.paused': case 'clock.resumed':
-    case 'budget.warning': case 'file.edited': case 'file.created': case 'file.deleted': case 'script.run':
+    case 'session.opened': case 'phase.changed': case 'clock.started': case 'clock.paused': case 'clock.resumed': case 'clock.actor':
+    case 'budget.warning': case 'file.edited': case 'file.created': case 'file.deleted': case 'file.changed': case 'script.run':
     case 'answers.saved': case 'submitted': case 'gave_up': case 'verify.finished': case 'judge.finished':
       return '';
   }

@@ -46,13 +46,20 @@ export interface JudgeSessionResult {
   file: string;
   /** What the judge read: answers and patch (the harness-format judge file repeats them). */
   input: JudgeInput;
+  /** Set when the record has harness errors: `private/judge/failed-<time>-<kind>.json`, where that attempt was written. */
+  failedFile?: string;
+  /** True when `latest.json` was left as it was: the record has harness errors and the one there has none (the last good record). */
+  keptLatest: boolean;
 }
 
 /**
  * Judges one session: reads its manifest, answers, patch, verification record and event log,
  * runs the LLM judge (with `endpoint`) or the heuristic pre-judge (without), and writes
- * `private/judge/latest.json` (plus `private/judge/runs/<time>-<kind>.json`). The harness-format
- * judge file is written by the flow around it (src/core/flows/judge.ts).
+ * `private/judge/latest.json` (plus `private/judge/runs/<time>-<kind>.json`). A record with harness
+ * errors (an endpoint that failed, answers that stayed invalid) is also written to
+ * `private/judge/failed-<time>-<kind>.json`, and does not replace a `latest.json` without harness
+ * errors: the last good record is kept. The harness-format judge file is written by the flow
+ * around it (src/core/flows/judge.ts).
  *
  * @throws ExpBenchError SESSION_INVALID (no/bad manifest), BAD_INPUT (task id differs from the
  *   manifest's, answers.json not of the harness form, no patch), BUDGET_EXCEEDED, CANCELLED.
@@ -76,13 +83,19 @@ export async function recordJudgement(sessionDir: string, opts: JudgeSessionOpti
   JudgeRecord.parse(record);
   const file = path.join(layout.judge, 'latest.json');
   const stamp = record.createdAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  // Two independent files, each written atomically; their fsyncs overlap.
+  // A record with harness errors (a dead endpoint, invalid answers) never replaces a good one.
+  const failed = record.harnessErrors.length > 0;
+  const previous = failed ? await readJudgeRecord(file).catch(() => undefined) : undefined;
+  const keptLatest = previous !== undefined && previous.harnessErrors.length === 0;
+  const failedFile = failed ? path.join(layout.judge, `failed-${stamp}-${record.kind}.json`) : undefined;
+  // Independent files, each written atomically; their fsyncs overlap.
   await Promise.all([
     writeJsonAtomic(path.join(layout.judge, 'runs', `${stamp}-${record.kind}.json`), record),
-    writeJsonAtomic(file, record),
+    ...(keptLatest ? [] : [writeJsonAtomic(file, record)]),
+    ...(failedFile ? [writeJsonAtomic(failedFile, record)] : []),
   ]);
-  logger.info(`${record.taskId}: ${record.kind} judgement written to ${file} (${record.ledger.totals.calls} calls, ${record.ledger.totals.cachedCalls} cached)`);
-  return { record, file, input };
+  logger.info(`${record.taskId}: ${record.kind} judgement written to ${keptLatest ? `${failedFile} (latest.json keeps the last good record)` : file} (${record.ledger.totals.calls} calls, ${record.ledger.totals.cachedCalls} cached)`);
+  return { record, file, input, ...(failedFile ? { failedFile } : {}), keptLatest };
 }
 
 /** Reads `private/judge/latest.json`; undefined when absent. @throws BAD_INPUT when it is not a judge record. */

@@ -23,8 +23,21 @@ export type ItemStatus = z.infer<typeof ItemStatus>;
 export const HunkCitation = z.object({ path: z.string(), newStart: z.number().int(), newEnd: z.number().int() });
 export type HunkCitation = z.infer<typeof HunkCitation>;
 
-/** A range of the pinned pristine checkout (ground truth) cited by a verdict (1-based, inclusive). */
-export const GroundTruthCitation = z.object({ path: z.string(), startLine: z.number().int(), endLine: z.number().int() });
+/** Lines inside one notebook cell (cell: 0-based index over all cells; lines 1-based, inclusive, in the cell's source). */
+export const CellSpanCitation = z.object({ cell: z.number().int(), startLine: z.number().int(), endLine: z.number().int() });
+export type CellSpanCitation = z.infer<typeof CellSpanCitation>;
+
+/**
+ * A range of the pinned pristine checkout (ground truth) cited by a verdict (1-based, inclusive).
+ * For a notebook (`.ipynb`), `startLine`/`endLine` are the reference's numbers as the task wrote them
+ * and `cells` says which cell lines they resolved to, `reading` how they were read
+ * (src/core/util/notebook.ts: `raw-json`, `script-export`, `cell`). Both optional (absent for other files).
+ */
+export const GroundTruthCitation = z.object({
+  path: z.string(), startLine: z.number().int(), endLine: z.number().int(),
+  cells: z.array(CellSpanCitation).optional(),
+  reading: z.enum(['raw-json', 'script-export', 'cell']).optional(),
+});
 export type GroundTruthCitation = z.infer<typeof GroundTruthCitation>;
 
 export const DesignRole = z.enum(['constant', 'independent', 'dependent']);
@@ -85,6 +98,21 @@ export const RequirementVerdict = z.object({
   citationProblems: z.array(z.string()),
   /** Hunks shown to the judge for this requirement (ids `path@newStart`). */
   shownHunks: z.array(z.string()),
+  /**
+   * Heuristic only (optional): where the ground truth's facts were found in the solver's changed
+   * files, one entry per run of nearby matched lines (new-side lines, 1-based, inclusive; for a
+   * solver notebook, lines of the `.ipynb` file holding the matched cell source), with the facts
+   * matched there (`smece()`, `nbins=`, `10000`, …; src/core/judge/codefacts.ts). For gaps: anchor
+   * diagnostics and CodeLenses on these lines, not on whole files.
+   */
+  anchors: z.array(z.object({ path: z.string(), startLine: z.number().int(), endLine: z.number().int(), symbols: z.array(z.string()) })).optional(),
+  /** Heuristic only (optional): the facts looked for and those found (same notation as `anchors`). */
+  checked: z.object({ facts: z.array(z.string()), found: z.array(z.string()), parser: z.string() }).optional(),
+  /**
+   * Heuristic only (optional): the ground-truth code compared, as source text (a notebook's cells,
+   * never its JSON), one entry per cited range, for evidence views.
+   */
+  groundTruthCode: z.array(z.object({ path: z.string(), label: z.string(), text: z.string() })).optional(),
   error: z.string().optional(),
 });
 export type RequirementVerdict = z.infer<typeof RequirementVerdict>;

@@ -23,6 +23,13 @@ export class SessionLayout {
   constructor(readonly root: string) {}
   get workspace(): string { return path.join(this.root, 'workspace'); }
   get private(): string { return path.join(this.root, 'private'); }
+  /**
+   * Proctored sessions only: the channel folder, mounted read-write at /expbench/channel in the work
+   * container (code-server.sock, session.sock, editor/ = the window's user data). Never holds answers.
+   */
+  get channel(): string { return path.join(this.root, 'channel'); }
+  /** Proctored sessions only: the solver build of the extension, mounted read-only at /expbench/extensions. */
+  get editorExtensions(): string { return path.join(this.root, 'editor-extensions'); }
   get manifest(): string { return path.join(this.private, 'manifest.json'); }
   get state(): string { return path.join(this.private, 'state.json'); }
   get events(): string { return path.join(this.private, 'events.jsonl'); }
@@ -33,6 +40,8 @@ export class SessionLayout {
   get verify(): string { return path.join(this.private, 'verify'); }
   get judge(): string { return path.join(this.private, 'judge'); }
   get harness(): string { return path.join(this.private, 'harness'); }
+  /** Sessions imported from an agent's run: the import record and the patch as read and as applied (src/core/flows/importSession.ts). */
+  get imported(): string { return path.join(this.private, 'import'); }
   /** The solver's reproduction script, named as in EXP-Bench. */
   get script(): string { return path.join(this.workspace, 'reproduce_exp_bench.sh'); }
 }

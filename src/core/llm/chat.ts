@@ -3,6 +3,7 @@ import { cancelled, isExpBenchError } from '../errors';
 import { log, redact, registerSecret } from '../log';
 import { errorMessage } from '../util/errors';
 import { NO_API_KEY, type LlmEndpoint } from './endpoint';
+import { withChildSignal } from './signal';
 import type { Ledger } from './ledger';
 
 const logger = log('llm');
@@ -107,7 +108,8 @@ export class ToolChatClient {
       const started = performance.now();
       try {
         this.requestsSent++;
-        const res = await this.client.chat.completions.create(body as any, { signal: opts.signal }) as OpenAI.Chat.Completions.ChatCompletion;
+        const res = await withChildSignal(opts.signal, (signal) =>
+          this.client.chat.completions.create(body as any, { signal }) as Promise<OpenAI.Chat.Completions.ChatCompletion>);
         const durationMs = performance.now() - started;
         const inputTokens = res.usage?.prompt_tokens ?? 0;
         const outputTokens = res.usage?.completion_tokens ?? 0;

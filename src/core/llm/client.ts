@@ -5,6 +5,7 @@ import { log, registerSecret } from '../log';
 import { errorMessage } from '../util/errors';
 import { AnswerCache } from './cache';
 import { NO_API_KEY, type LlmEndpoint } from './endpoint';
+import { withChildSignal } from './signal';
 import type { Ledger } from './ledger';
 
 const logger = log('llm');
@@ -119,6 +120,11 @@ export class LlmClient {
     return this.endpoint.name ?? 'judge';
   }
 
+  /** `the judge endpoint http://…/v1` (the openai client's default URL when none is configured). */
+  private where(): string {
+    return `the ${this.name()} endpoint ${this.client.baseURL}`;
+  }
+
   private async send(item: string, schemaName: string, messages: ChatMessage[], jsonSchema: Record<string, unknown>, signal?: AbortSignal):
     Promise<{ ok: true; content: string; promptTokens: number; completionTokens: number } | { ok: false; error: string }> {
     const maxTokens = this.endpoint.maxCompletionTokens ?? 4096;
@@ -136,7 +142,8 @@ export class LlmClient {
         };
         if (this.temperature !== null) body.temperature = this.temperature;
         if (this.seed !== null) body.seed = this.seed;
-        const res = await this.client.chat.completions.create(body as any, { signal }) as OpenAI.Chat.Completions.ChatCompletion;
+        const res = await withChildSignal(signal, (child) =>
+          this.client.chat.completions.create(body as any, { signal: child }) as Promise<OpenAI.Chat.Completions.ChatCompletion>);
         const ms = performance.now() - started;
         const pt = res.usage?.prompt_tokens ?? 0;
         const ct = res.usage?.completion_tokens ?? 0;
@@ -148,7 +155,10 @@ export class LlmClient {
         if (isExpBenchError(e)) throw e;
         if (signal?.aborted || e instanceof OpenAI.APIUserAbortError) throw cancelled(item);
         if (e instanceof OpenAI.BadRequestError && this.dropRejectedParam(String(e.message))) continue;
-        if (e instanceof OpenAI.APIConnectionTimeoutError) return { ok: false, error: `endpoint timed out after ${this.endpoint.timeoutMs ?? 120_000} ms (${this.endpoint.maxRetries ?? 2} client retries)` };
+        if (e instanceof OpenAI.APIConnectionTimeoutError) return { ok: false, error: `${this.where()} timed out after ${this.endpoint.timeoutMs ?? 120_000} ms (${this.endpoint.maxRetries ?? 2} client retries)` };
+        if (e instanceof OpenAI.APIConnectionError) {
+          return { ok: false, error: `cannot connect to ${this.where()}: ${e.message}${causeOf(e)} (${this.endpoint.maxRetries ?? 2} client retries)`.replace(/\s+/g, ' ') };
+        }
         if (e instanceof OpenAI.APIError) return { ok: false, error: `endpoint error ${e.status ?? ''}: ${e.message}`.replace(/\s+/g, ' ') };
         throw new ExpBenchError('LLM_FAILED', item, `unexpected error calling the ${this.name()} model: ${errorMessage(e)}`, { cause: e });
       }
@@ -162,6 +172,19 @@ export class LlmClient {
     if (this.temperature !== null && /\btemperature\b/i.test(message)) { this.temperature = null; return true; }
     return false;
   }
+}
+
+/** ` (ECONNREFUSED 127.0.0.1:8123)`: the network error under the openai client's "Connection error.", when it says more. */
+function causeOf(e: Error): string {
+  let c: unknown = e.cause;
+  let deepest = '';
+  for (let i = 0; i < 4 && c instanceof Error; i++) {
+    const x = c as NodeJS.ErrnoException & { address?: string; port?: number };
+    if (x.code) return ` (${x.code}${x.address ? ` ${x.address}${x.port ? `:${x.port}` : ''}` : ''})`;
+    if (x.message && x.message !== 'fetch failed') deepest = x.message;
+    c = x.cause;
+  }
+  return deepest ? ` (${deepest})` : '';
 }
 
 function validate<T>(content: string, req: StructuredRequest<T>): { ok: true; value: T } | { ok: false; error: string } {

@@ -25,9 +25,15 @@ const logger = log('sandbox');
  * 3. When 2 is not permitted: run as the owner's `uid:gid` (never as root: a root-owned workspace
  *    on a non-root host process cannot occur, since the process prepared it).
  *
+ * Files and folders that a host process creates later (the researcher-mode editor, code-server
+ * running as root with umask 022) get group 1000 from the set-gid bit and group write from the
+ * default ACLs that step 2 also sets on every directory (`setfacl -m d:u::rwX,d:g::rwX,d:o::rX`;
+ * a default ACL replaces the umask for new entries, POSIX.1e). Without `setfacl` (Debian package
+ * `acl`, installed by scripts/setup-apt.sh) or on a file system without ACLs this part is skipped
+ * with a warning, and such new files are readable, not writable, by the solver.
+ *
  * Inside the image, git trusts every directory (`safe.directory=*`), so the solver's git works on a
- * workspace it does not own. Files the host creates later with mode 0644 are readable but not
- * writable by the solver (the host's umask decides). Not applied on macOS/Windows, where Docker
+ * workspace it does not own. Not applied on macOS/Windows, where Docker
  * Desktop maps ownership itself.
  * @returns the `User` to run the work container as: `solver` or `uid:gid`
  * @throws ExpBenchError BAD_INPUT naming the directory when it does not exist
@@ -40,6 +46,7 @@ export async function shareWorkspaceWithSolver(dir: string): Promise<string> {
     await run('chgrp', ['-R', String(SOLVER_GID), dir]);
     await run('chmod', ['-R', 'g+rwX', dir]);
     await run('find', [dir, '-type', 'd', '-exec', 'chmod', 'g+s', '{}', '+']);
+    await setDefaultAcls(dir);
     await configureIfRepository(dir, 'core.sharedRepository', 'group');
     logger.debug(`workspace ${dir} shared with group ${SOLVER_GID} (owner uid ${st.uid} kept)`);
     return 'solver';
@@ -49,5 +56,14 @@ export async function shareWorkspaceWithSolver(dir: string): Promise<string> {
     }
     logger.warn(`could not share ${dir} with group ${SOLVER_GID} (${errorMessage(e)}); the container will run as ${st.uid}:${st.gid}`);
     return `${st.uid}:${st.gid}`;
+  }
+}
+
+/** Default ACLs on every directory under `dir`, so new entries are group-writable whatever the umask; warns and returns when not possible. */
+async function setDefaultAcls(dir: string): Promise<void> {
+  try {
+    await run('find', [dir, '-type', 'd', '-exec', 'setfacl', '-m', 'd:u::rwX,d:g::rwX,d:o::rX', '{}', '+']);
+  } catch (e) {
+    logger.warn(`no default ACLs on ${dir} (${errorMessage(e)}): folders the host's editor creates there will not be writable by the container user; install the Debian package acl`);
   }
 }

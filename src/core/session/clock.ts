@@ -43,6 +43,22 @@ export function workingMs(clock: ClockState, upTo?: number): number {
   return total;
 }
 
+/** Whose working time a clock segment is (segments without an actor are the person's). */
+export type ClockActor = 'human' | 'agent';
+
+/**
+ * Working time in ms split by actor (segment `actor`, absent = human), counted as {@link workingMs}
+ * counts it: closed segments in full, the open one up to `upTo` or its last heartbeat.
+ */
+export function workingByActor(clock: ClockState, upTo?: number): Record<ClockActor, number> {
+  const by: Record<ClockActor, number> = { human: 0, agent: 0 };
+  for (const s of clock.segments) {
+    const end = s.end !== undefined ? Date.parse(s.end) : (upTo ?? Date.parse(s.lastBeat));
+    by[s.actor ?? 'human'] += Math.max(0, end - Date.parse(s.start));
+  }
+  return by;
+}
+
 /** The clock's status from the recorded segments and the session outcome. */
 export function clockStatus(s: Pick<SessionState, 'clock' | 'submitted' | 'gaveUp'>): ClockStatus {
   if (s.submitted || s.gaveUp) return 'stopped';
@@ -70,7 +86,36 @@ export function budgetShare(clock: ClockState, working: number): number | undefi
  * (`store.now`), so tests inject time; records every change in the state and as an event.
  */
 export class SessionClock {
+  private actor_: ClockActor = 'human';
+
   constructor(private readonly store: SessionStore, private readonly events: EventLog) {}
+
+  /** Whose working time the segments opened from now on are (default the person's; not kept across a reopen). */
+  get actor(): ClockActor { return this.actor_; }
+
+  /**
+   * Makes the working time from now on `actor`'s: a running clock's open segment is closed now
+   * (`endReason: handed_over`) and a new one opened for `actor`, with
+   * no time lost between them; a paused clock's next segment is `actor`'s. Records `clock.actor`.
+   * Returns false when `actor` already had the clock.
+   */
+  async setActor(actor: ClockActor): Promise<boolean> {
+    if (actor === this.actor_) return false;
+    this.actor_ = actor;
+    if (this.status === 'running') {
+      const at = this.iso();
+      this.store.update((s) => {
+        const seg = s.clock.segments[s.clock.segments.length - 1];
+        seg.end = at; seg.lastBeat = at; seg.endReason = 'handed_over';
+        s.clock.segments.push({ start: at, lastBeat: at, ...(actor === 'agent' ? { actor } : {}) });
+      });
+    }
+    await this.events.append({ type: 'clock.actor', actor, workingMs: this.workingMs() });
+    return true;
+  }
+
+  /** Working time in ms up to now split by actor (see {@link workingByActor}). */
+  workingByActor(): Record<ClockActor, number> { return workingByActor(this.store.state.clock, this.now); }
 
   private get now(): number { return this.store.now(); }
   private iso(ms = this.now): string { return new Date(ms).toISOString(); }
@@ -208,7 +253,8 @@ export class SessionClock {
 
   private openSegment(): void {
     const at = this.iso();
-    this.store.update((s) => { s.clock.segments.push({ start: at, lastBeat: at }); });
+    const actor = this.actor_;
+    this.store.update((s) => { s.clock.segments.push({ start: at, lastBeat: at, ...(actor === 'agent' ? { actor } : {}) }); });
   }
 
   private assertOpen(action: string): void {

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { createPatch } from 'diff';
 import { git } from '../git';
 import { SerialChain } from '../util/serial';
+import { isKnownCache } from '../workspace/patchRule';
 import { excerpt, MAX_DIFF_CHARS } from './events';
 import type { Session } from './session';
 
@@ -23,8 +24,9 @@ export interface CommandRecord {
  * - `file.edited` with a unified diff (jsdiff `createPatch`) of the file against the content last
  *   recorded for it, or, the first time, against its content at the `task start` commit (`git show
  *   HEAD:<path>`; empty for a file that is not in it). Unchanged saves record nothing.
- * - `file.created` / `file.deleted`; `command.run`.
- * Paths are workspace-relative with `/`; anything outside the workspace or under `.git/` is ignored.
+ * - `file.created` / `file.deleted` / `file.changed` (the workspace watcher, src/core/session/watcher.ts); `command.run`.
+ * Paths are workspace-relative with `/`; anything outside the workspace, under `.git/` or in a known
+ * cache (src/core/workspace/patchRule.ts: `__pycache__/`, `*.pyc`, …) is not recorded.
  */
 export class WorkspaceRecorder {
   private readonly last = new Map<string, string>();
@@ -37,7 +39,7 @@ export class WorkspaceRecorder {
     const rel = path.relative(this.session.layout.workspace, absPath);
     if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
     const posix = rel.split(path.sep).join('/');
-    return posix === '.git' || posix.startsWith('.git/') ? undefined : posix;
+    return posix === '.git' || posix.startsWith('.git/') || isKnownCache(posix) ? undefined : posix;
   }
 
   /** Records a save of `absPath` with its new `content`. Resolves true when an edit was recorded. */
@@ -69,6 +71,17 @@ export class WorkspaceRecorder {
     return this.serial(async () => {
       this.last.set(rel, '');
       await this.session.events.append({ type: 'file.deleted', path: rel });
+      return true;
+    });
+  }
+
+  /** Records that the content of `absPath` changed on disk (`file.changed`, its size in bytes). */
+  recordChanged(absPath: string, bytes: number): Promise<boolean> {
+    const rel = this.relative(absPath);
+    if (rel === undefined) return Promise.resolve(false);
+    return this.serial(async () => {
+      this.session.touch();
+      await this.session.events.append({ type: 'file.changed', path: rel, bytes });
       return true;
     });
   }

@@ -79,9 +79,14 @@ export class Session {
     await this.events.append({ type: 'phase.changed', from, to });
   }
 
-  /** Adds a timestamped note (allowed at any time, also after submission). */
+  /**
+   * Adds a timestamped note (any time until the session is submitted or given up: the notes are
+   * frozen with the answers, so that what a view shows never drifts from state.json).
+   * @throws ExpBenchError `BAD_INPUT` for an empty note; `SESSION_INVALID` once submitted or given up.
+   */
   async addNote(text: string): Promise<Note> {
     if (!text.trim()) throw new ExpBenchError('BAD_INPUT', 'note', 'a note needs some text');
+    this.assertEditable('notes');
     const note = { at: new Date(this.store.now()).toISOString(), text };
     this.store.update((s) => { s.notes.push(note); });
     this.touch();

@@ -25,10 +25,12 @@ export const ClockSegmentSchema = z.object({
   start: Iso,
   lastBeat: Iso,
   end: Iso.optional(),
-  /** Why the segment ended: a pause by the user, an interruption (window killed), submit or give-up. */
-  endReason: z.enum(['paused', 'interrupted', 'submitted', 'gave_up']).optional(),
+  /** Why the segment ended: a pause by the user, an interruption (window killed), submit or give-up, or the clock handed to the other actor (no pause). */
+  endReason: z.enum(['paused', 'interrupted', 'submitted', 'gave_up', 'handed_over']).optional(),
   /** The user's reason for the pause, when given. */
   pauseReason: z.string().optional(),
+  /** Whose working time the segment is: the person's or an attached agent's (absent: the person's, as before agents). */
+  actor: z.enum(['human', 'agent']).optional(),
 });
 export type ClockSegment = z.infer<typeof ClockSegmentSchema>;
 

@@ -36,10 +36,17 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     interrupted: z.boolean().optional(), effectiveAt: Iso.optional(),
   }),
   ev('clock.resumed', { workingMs: ms, restored: z.boolean().optional() }),
+  ev('clock.actor', { actor: z.enum(['human', 'agent']), workingMs: ms }),
   ev('budget.warning', { level: z.union([z.literal(80), z.literal(100)]), workingMs: ms, budgetMs: ms }),
   ev('file.edited', { path: z.string(), diff: z.string(), diffTruncated: z.boolean().optional() }),
   ev('file.created', { path: z.string() }),
   ev('file.deleted', { path: z.string() }),
+  /**
+   * A file's content changed on disk, seen by the workspace watcher (any writer: the editor, the
+   * terminal, the work container; src/core/session/watcher.ts), debounced; caches and ignored files
+   * are not recorded. `bytes`: its size after the change.
+   */
+  ev('file.changed', { path: z.string(), bytes: z.number().int().nonnegative() }),
   ev('command.run', { command: z.string(), exitCode, durationMs: ms, outputExcerpt: z.string(), cwd: z.string().optional() }),
   ev('script.run', { runId: z.string(), exitCode, durationMs: ms, log: z.string(), error: z.string().optional() }),
   ev('note.added', { text: z.string() }),
@@ -49,6 +56,10 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     patchBytes: z.number().int().nonnegative(), script: z.string().nullable(),
   }),
   ev('gave_up', { workingMs: ms, reason: z.string().optional() }),
+  /** A proctored window's baseliner: name or id and the rules accepted, before the clock can start (src/core/channel/protocol.ts). */
+  ev('baseliner.attested', { baseliner: z.string(), rules: z.array(z.string()), aiAllowed: z.boolean(), client: z.string().optional() }),
+  /** What a proctored window reported of its AI features (chat, inline completions, language-model tools): `off` true when all were off. */
+  ev('ai.settings', { off: z.boolean(), allowed: z.boolean(), settings: z.record(z.string(), z.unknown()) }),
   ev('verify.finished', stepOutcome),
   ev('judge.finished', stepOutcome),
   /** One request of the built-in agent to its model (src/core/agent): a step of the agent's trajectory. */
@@ -73,7 +84,15 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     result: z.string(), exitCode: exitCode.optional(), durationMs: ms,
     /** Set when the call was refused or failed (bad arguments, unknown tool, path outside /workspace, …). */
     error: z.string().optional(),
+  }),  /** An agent's run brought in as this session (src/core/flows/importSession.ts): the files, the trajectory, what was found. */
+  ev('trajectory.imported', {
+    files: z.array(z.string()), trajectory: z.string(), format: z.string(), task: z.string().nullable(),
+    steps: z.number().int().nonnegative(), problems: z.number().int().nonnegative(),
+    /** The import record, relative to the session root (`private/import/record.json`). */
+    record: z.string(),
   }),
+  /** One step of an imported trajectory, in the step model (docs/steps.md), as the importer made it. */
+  ev('trajectory.step', { trajectory: z.string(), step: z.record(z.string(), z.unknown()) }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
 export type SessionEventType = SessionEvent['type'];

@@ -137,7 +137,7 @@ export function stepFromSessionEvent(ev: SessionEvent, phase: Phase, source: Ste
       return { step: { ...base, kind: 'environment', actor: 'system', text: `session opened by ${ev.client}${ev.restored ? ' (restored)' : ''}${ev.taskId ? ` for ${ev.taskId}` : ''}` }, phase };
     case 'phase.changed':
       return { step: { ...base, phase: ev.to, kind: 'environment', actor: 'user', text: `phase ${ev.from} → ${ev.to}` }, phase: ev.to };
-    case 'clock.started': case 'clock.paused': case 'clock.resumed':
+    case 'clock.started': case 'clock.paused': case 'clock.resumed': case 'clock.actor':
       return { step: null, phase };
     case 'budget.warning':
       return { step: { ...base, kind: 'environment', actor: 'system', text: `time budget ${ev.level}% reached (${Math.round(ev.workingMs / 60000)} of ${Math.round(ev.budgetMs / 60000)} min)` }, phase };
@@ -147,6 +147,8 @@ export function stepFromSessionEvent(ev: SessionEvent, phase: Phase, source: Ste
       return { step: { ...base, kind: 'edit', actor: 'user', edits: [{ path: ev.path, op: 'create' }] }, phase };
     case 'file.deleted':
       return { step: { ...base, kind: 'edit', actor: 'user', edits: [{ path: ev.path, op: 'delete' }] }, phase };
+    case 'file.changed':
+      return { step: { ...base, kind: 'edit', actor: 'user', edits: [{ path: ev.path, op: 'edit' }] }, phase };
     case 'command.run':
       return { step: { ...base, kind: 'tool', actor: 'user', time: time && { ...time, durationMs: ev.durationMs },
         action: { tool: 'terminal', command: ev.command, arguments: ev.cwd ? { command: ev.command, cwd: ev.cwd } : { command: ev.command } },
@@ -163,6 +165,10 @@ export function stepFromSessionEvent(ev: SessionEvent, phase: Phase, source: Ste
       return { step: { ...base, kind: 'environment', actor: 'user', text: `submitted after ${Math.round(ev.workingMs / 60000)} min of work${ev.patch ? `, patch ${ev.patchBytes} bytes` : ', no patch'}` }, phase };
     case 'gave_up':
       return { step: { ...base, kind: 'environment', actor: 'user', text: `gave up${ev.reason ? `: ${ev.reason}` : ''}` }, phase };
+    case 'baseliner.attested':
+      return { step: { ...base, kind: 'environment', actor: 'user', text: `baseliner ${ev.baseliner} attested to ${ev.rules.length} rules (AI ${ev.aiAllowed ? 'allowed' : 'not allowed'})` }, phase };
+    case 'ai.settings':
+      return { step: { ...base, kind: 'environment', actor: 'system', text: `AI features in the window: ${ev.off ? 'off' : 'NOT all off'} (${ev.allowed ? 'allowed' : 'not allowed'} in this session)` }, phase };
     case 'verify.finished': case 'judge.finished':
       return { step: { ...base, kind: 'score', actor: 'system', text: `${ev.type === 'verify.finished' ? 'verifier' : 'judge'}: ${ev.ok ? 'ok' : 'failed'}${ev.summary ? ` — ${ev.summary}` : ''}`,
         ...(ev.error ? { errors: [ev.error] } : {}), ...(ev.record ? { extra: { record: ev.record } } : {}) }, phase };
@@ -175,6 +181,15 @@ export function stepFromSessionEvent(ev: SessionEvent, phase: Phase, source: Ste
         action: { tool: ev.tool, arguments: ev.arguments, ...(ev.callId ? { callId: ev.callId } : {}) },
         observation: { text: ev.result, ...(ev.exitCode !== undefined ? { exitCode: ev.exitCode } : {}), ...(ev.error ? { error: true } : {}) },
         ...(ev.error ? { errors: [ev.error] } : {}) }, phase };
+    case 'trajectory.imported':
+      return { step: { ...base, kind: 'environment', actor: 'system', text: `imported ${ev.format} trajectory ${ev.trajectory} (${ev.steps} steps, ${ev.problems} problems) from ${ev.files.length} file(s)`, extra: { record: ev.record } }, phase };
+    case 'trajectory.step': {
+      // The step as imported (its own time, phase and source); a step that no longer fits the model is shown as text.
+      const s = StepSchema.safeParse({ index: 0, ...ev.step });
+      if (!s.success) return { step: { ...base, kind: 'error', actor: 'system', text: `imported step of ${ev.trajectory} does not fit the step model`, errors: [s.error.issues[0]?.message ?? 'invalid'], extra: { step: ev.step } }, phase };
+      const { index: _index, ...step } = s.data;
+      return { step: { ...step, extra: { ...step.extra, importedFrom: step.source, trajectory: ev.trajectory }, source: { ...source, kind: ev.type } }, phase: step.phase };
+    }
   }
 }
 

@@ -1,4 +1,9 @@
 import type { Claim, ClaimLocation, ClaimsResult } from './record';
+import { scanNumbers } from './numbers';
+import { namesSame, producedNumbers, wordSeq, wordsOf, type ProducedNumber } from './produced';
+import { DERIVED_RULES, derivedInputs, findDerived, type DerivedRules } from './derived';
+
+export { scanNumbers, type FoundNumber } from './numbers';
 
 /**
  * The claims check (pure): which numbers in the solver's conclusion were produced by the run.
@@ -23,102 +28,43 @@ import type { Claim, ClaimLocation, ClaimsResult } from './record';
  * precision: with d decimals written (for `1e-3`, the mantissa's decimals minus the exponent),
  * |printed − claimed| ≤ 0.5·10^(−d). Percentages match both scales: `93%` matches `0.93`, `0.9312`,
  * `93.0` and `93.1%`; a plain claim `0.93` matches a printed `93.1%`. A claim stated more precisely
- * than the run printed it (`0.9312` vs `0.93`) is not found.
+ * than the run printed it (`0.9312` vs `0.93`) is not found. `±`, `+-` and `+/-` read as uncertainty:
+ * in `0.00331+-0.00043` the claim 0.00331 and its uncertainty 0.00043 (never −0.00043); an
+ * uncertainty claim matches printed uncertainties, another claim matches printed values (and
+ * printed uncertainties only when its sentence says "std", "deviation", "uncertainty", "error bar",
+ * "confidence" or "±").
+ *
+ * ## Same quantity (the context rule)
+ * Printed numbers are read with their label (produced.ts: `ECE after scaling = 0.0123` is labelled
+ * "ECE after scaling"; numbers inside names and formulas, such as the 0.4 of `0.5 + 0.4*sin(2πf)`,
+ * are not values). A printed value counts for a claim when it has no label, or its label names
+ * what the claim's sentence names (a shared word, a prefix such as acc/accuracy, an acronym such as
+ * ECE/expected calibration error). When the sentence names no quantity that any label of the
+ * outputs names, the rule cannot tell and every printed value counts. Values under a label of
+ * another quantity are listed in `otherQuantity`, not counted.
+ *
+ * ## Derived
+ * A claim not found may be `derived`: computed from two numbers printed in the same run or record
+ * (ratio, difference, percent change; derived.ts has the bounded search and its rules). `found`
+ * stays false for it; `status` says `derived`, and `allProduced` is true when every claim is
+ * found or derived (what `verify --check` requires).
  */
 
-const NUMBER = /[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
-const UNIT_WORDS = ['seconds', 'minutes', 'hours', 'sec', 'min', 'ms', 'pp', 'GB', 'MB', 'KB', 'dB', 's', 'h'];
-const REFERENCE_WORDS = /(?:figure|fig\.?|table|tab\.?|section|sec\.?|§|eq\.?|equation|appendix|algorithm|alg\.?|step|epoch|seed|run|version|ver\.?|line|chapter|no\.?|#)\s*$/i;
-
-/** A number found in a text, with its precision. */
-export interface FoundNumber {
-  /** The characters as written, including the unit. */
-  text: string;
-  value: number;
-  unit?: string;
-  /** Decimal places written (negative for large exponents); governs the rounding tolerance. */
-  decimals: number;
-  /** Start offset in the text. */
-  index: number;
-  /** Bare integer: no decimal point, no exponent, no unit. */
-  bareInteger: boolean;
-}
-
-function decimalsOf(numText: string): number {
-  const m = /^[-+]?[\d,]*(?:\.(\d+))?(?:[eE]([-+]?\d+))?$/.exec(numText);
-  if (!m) return 0;
-  return (m[1]?.length ?? 0) - (m[2] ? parseInt(m[2], 10) : 0);
-}
-
-/**
- * Scans `text` for numbers (with units). `strict` applies the claim rules 1–4 above (used on the
- * conclusion); without it every number is returned (used on the run's outputs).
- */
-export function scanNumbers(text: string, strict: boolean): FoundNumber[] {
-  const out: FoundNumber[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    const startsNumber = /\d/.test(c) || ((c === '-' || c === '+' || c === '.') && /\d/.test(text[i + 1] ?? '') ) ||
-      ((c === '-' || c === '+') && text[i + 1] === '.' && /\d/.test(text[i + 2] ?? ''));
-    if (!startsNumber) { i++; continue; }
-    NUMBER.lastIndex = i;
-    const m = NUMBER.exec(text);
-    if (!m || m[0] === '' || !/\d/.test(m[0])) { i++; continue; }
-    let numText = m[0];
-    let start = i;
-    const prev = text[start - 1] ?? '';
-    // A sign glued after a digit or letter is a range dash or hyphen, not a sign.
-    if ((numText[0] === '-' || numText[0] === '+') && /[\p{L}\d_)]/u.test(prev)) {
-      numText = numText.slice(1);
-      start += 1;
-    }
-    const end = start + numText.length;
-    i = Math.max(end, i + 1);
-    const value = Number(numText.replace(/,/g, ''));
-    if (!Number.isFinite(value)) continue;
-
-    // Unit.
-    let unit: string | undefined;
-    let unitEnd = end;
-    const rest = text.slice(end, end + 12);
-    const pm = /^\s?(%|×|x(?![\p{L}\d]))/u.exec(rest);
-    if (pm) { unit = pm[1] === '×' ? 'x' : pm[1]; unitEnd = end + pm[0].length; } else {
-      for (const w of UNIT_WORDS) {
-        const wm = new RegExp(`^\\s?${w}(?![\\p{L}\\d])`, 'u').exec(rest);
-        if (wm) { unit = w; unitEnd = end + wm[0].length; break; }
-      }
-    }
-    const next = text[unitEnd] ?? '';
-    const bareInteger = unit === undefined && /^[-+]?[\d,]+$/.test(numText);
-    if (strict) {
-      if (/[\p{L}_]/u.test(prev)) continue; // v2, layer3, F1
-      if (prev === '-' && /[\p{L}]/u.test(text[start - 2] ?? '')) continue; // GPT-4, CIFAR-10
-      if (unit === undefined && /[\p{L}_]/u.test(next)) continue; // 2D, 3rd, 10k
-      const lineStart = text.lastIndexOf('\n', start - 1) + 1;
-      const atLineStart = /^\s*$/.test(text.slice(lineStart, start));
-      if (bareInteger && atLineStart && /^[.)](\s|$)/.test(text.slice(end, end + 2))) continue; // "1. ", "2) "
-      if (REFERENCE_WORDS.test(text.slice(Math.max(0, start - 14), start))) continue;
-      const open = text.lastIndexOf('[', start);
-      if (open >= 0 && text.indexOf(']', start) >= 0 && text.lastIndexOf(']', start) < open) continue;
-    }
-    out.push({
-      text: text.slice(start, unitEnd), value, unit, decimals: decimalsOf(numText), index: start, bareInteger,
-    });
-  }
-  return out;
-}
+/** A claim of a conclusion, with what the check needs (precision, sentence). */
+export type ExtractedClaim = Omit<Claim, 'found' | 'where'> & { decimals: number; sentence: string };
 
 /** The numeric claims of a conclusion, by the rules in this module's docstring. */
-export function extractClaims(conclusion: string): Array<Omit<Claim, 'found' | 'where'> & { decimals: number }> {
+export function extractClaims(conclusion: string): ExtractedClaim[] {
   return scanNumbers(conclusion, true)
     .filter((n) => !(n.bareInteger && (Math.abs(n.value) < 10 || (n.value >= 1900 && n.value <= 2100))))
     .map((n) => ({
       text: n.text,
       value: n.value,
       ...(n.unit ? { unit: n.unit } : {}),
+      ...(n.uncertainty ? { uncertainty: true } : {}),
       decimals: n.decimals,
       context: contextOf(conclusion, n.index, n.text.length),
+      sentence: sentenceOf(conclusion, n.index),
     }));
 }
 
@@ -126,6 +72,19 @@ function contextOf(text: string, index: number, len: number): string {
   const from = Math.max(0, index - 40);
   const to = Math.min(text.length, index + len + 40);
   return ((from > 0 ? '…' : '') + text.slice(from, to) + (to < text.length ? '…' : '')).replace(/\s+/g, ' ').trim();
+}
+
+/** The sentence around `index`: bounded by `.`, `!`, `?` or `;` before a space, or a line break. */
+export function sentenceOf(text: string, index: number): string {
+  const stop = /[.!?;](?=\s|$)|\n/g;
+  let from = 0;
+  let to = text.length;
+  for (const m of text.matchAll(stop)) {
+    const at = m.index ?? 0;
+    if (at < index) from = at + 1;
+    else { to = at; break; }
+  }
+  return text.slice(from, to).trim();
 }
 
 /** True when `printed` (a number from the run's output) rounds to the claim; see module docs. */
@@ -142,34 +101,66 @@ export function matchesClaim(claim: { value: number; unit?: string; decimals: nu
 export interface OutputSource {
   source: string;
   text: string;
+  /** The run or record it belongs to (derived claims combine numbers of one group); default one group. */
+  group?: string;
 }
 
 /** Max locations reported per claim. */
 export const MAX_WHERE = 5;
 
+const UNCERTAINTY_WORDS = /\b(?:std|stdev|sd|se|stderr|deviation|uncertaint\w*|error bars?|confidence|ci)\b|±|\+-|\+\/-/i;
+
+const loc = (n: ProducedNumber): ClaimLocation => ({ source: n.source, line: n.line });
+
 /**
- * Checks each claim of `conclusion` against the run's outputs.
- * @returns claims with `found` and up to {@link MAX_WHERE} locations each (1-based lines).
+ * Checks each claim of `conclusion` against the run's outputs (found, derived or not found; rules
+ * in this module's docs). Locations are cited in `outputs` order (put the latest run first).
+ * @returns claims with `status`, `found` and up to {@link MAX_WHERE} locations each (1-based lines)
  */
-export function checkClaims(conclusion: string, outputs: OutputSource[]): ClaimsResult {
+export function checkClaims(conclusion: string, outputs: OutputSource[], rules: DerivedRules = DERIVED_RULES): ClaimsResult {
   const claims = extractClaims(conclusion);
-  const where: ClaimLocation[][] = claims.map(() => []);
-  for (const out of outputs) {
-    const lines = out.text.split('\n');
-    for (let li = 0; li < lines.length; li++) {
-      const pending = claims.some((_, ci) => where[ci].length < MAX_WHERE);
-      if (!pending) break;
-      if (!/\d/.test(lines[li])) continue;
-      const nums = scanNumbers(lines[li], false);
-      for (let ci = 0; ci < claims.length; ci++) {
-        if (where[ci].length >= MAX_WHERE) continue;
-        if (nums.some((n) => matchesClaim(claims[ci], n))) where[ci].push({ source: out.source, line: li + 1 });
-      }
-    }
+  const produced = outputs.flatMap((o) => producedNumbers(o.source, o.text, o.group ?? ''));
+  const labels = new Map<string, { words: string[]; seq: string[] }>();
+  for (const p of produced) if (p.labelWords.length && !labels.has(p.label)) labels.set(p.label, { words: p.labelWords, seq: wordSeq(p.label) });
+  const groups = new Map<string, ProducedNumber[]>();
+  for (const p of produced) {
+    const g = groups.get(p.group);
+    if (g) g.push(p); else groups.set(p.group, [p]);
   }
-  const result: Claim[] = claims.map((c, ci) => {
-    const { decimals: _d, ...rest } = c;
-    return where[ci].length > 0 ? { ...rest, found: true, where: where[ci] } : { ...rest, found: false };
-  });
-  return { claims: result, allFound: result.every((c) => c.found) };
+  const inputs = [...groups.values()].map(derivedInputs);
+  const stated: ExtractedClaim[] = [];
+  const stateOf = (n: ProducedNumber) => stated.some((c) => matchesClaim(c, n));
+  const first = claims.map(checkOne);
+  claims.forEach((c, i) => { if (first[i].status === 'found') stated.push(c); });
+  const result = first.map((r, i) => (r.status === 'not found' ? derive(claims[i], r) : r));
+  return { claims: result, allFound: result.every((c) => c.found), allProduced: result.every((c) => c.status !== 'not found') };
+
+  function checkOne(c: ExtractedClaim): Claim {
+    const { decimals: _d, sentence, ...rest } = c;
+    const { named, sentenceNames } = naming(sentence);
+    const spread = UNCERTAINTY_WORDS.test(sentence);
+    const values = produced.filter((p) => (c.uncertainty ? p.uncertainty === true : !p.uncertainty || spread) && matchesClaim(c, p));
+    const counted = values.filter((p) => !sentenceNames || p.labelWords.length === 0 || named(p));
+    const other = values.filter((p) => !counted.includes(p)).slice(0, MAX_WHERE).map((p) => ({ ...loc(p), label: p.label }));
+    const extra = other.length ? { otherQuantity: other } : {};
+    if (counted.length > 0) return { ...rest, found: true, status: 'found' as const, where: counted.slice(0, MAX_WHERE).map(loc), ...extra };
+    return { ...rest, found: false, status: 'not found' as const, ...extra };
+  }
+
+  function derive(c: ExtractedClaim, r: Claim): Claim {
+    if (c.uncertainty) return r;
+    const { named, sentenceNames } = naming(c.sentence);
+    for (const g of inputs) {
+      const d = findDerived({ value: c.value, unit: c.unit, decimals: c.decimals, sentence: c.sentence }, g, rules, named, sentenceNames, stateOf);
+      if (d) return { ...r, status: 'derived', derived: { op: d.op, value: d.value, sources: d.sources.map((n) => ({ ...loc(n), text: n.text, label: n.label })) } };
+    }
+    return r;
+  }
+
+  function naming(sentence: string) {
+    const sw = new Set(wordsOf(sentence));
+    const seq = wordSeq(sentence);
+    const namedLabels = new Set([...labels].filter(([, l]) => namesSame(l.words, sw, seq, l.seq)).map(([k]) => k));
+    return { named: (n: ProducedNumber) => namedLabels.has(n.label), sentenceNames: namedLabels.size > 0 };
+  }
 }

@@ -62,6 +62,19 @@ export const ClaimSchema = z.object({
   context: z.string(),
   found: z.boolean(),
   where: z.array(ClaimLocationSchema).optional(),
+  /** `found` (printed), `derived` (computed from two printed numbers) or `not found` (src/core/verify/claims.ts). */
+  status: z.enum(['found', 'derived', 'not found']).optional(),
+  /** Written after `±`/`+-`: an uncertainty; it matches printed uncertainties. */
+  uncertainty: z.boolean().optional(),
+  /** How a derived claim was computed: `a / b`, `|a − b|` or `|a − b| / |b| · 100`, from two printed numbers. */
+  derived: z.object({
+    op: z.enum(['ratio', 'difference', 'percent change']),
+    /** The computed value, unrounded. */
+    value: z.number(),
+    sources: z.array(ClaimLocationSchema.extend({ text: z.string(), label: z.string() })).length(2),
+  }).optional(),
+  /** Printed numbers of the claim's value under a label naming another quantity (not counted; up to 5). */
+  otherQuantity: z.array(ClaimLocationSchema.extend({ label: z.string() })).optional(),
 });
 export type Claim = z.infer<typeof ClaimSchema>;
 
@@ -69,6 +82,8 @@ export const ClaimsResultSchema = z.object({
   claims: z.array(ClaimSchema),
   /** True when every claim was found (vacuously true with no claims; see `claims.length`). */
   allFound: z.boolean(),
+  /** True when every claim was found or derived: what `verify --check` requires (absent in older records: use `allFound`). */
+  allProduced: z.boolean().optional(),
   /** Why the claims were not checked (for example no submitted answers). */
   note: z.string().optional(),
 });

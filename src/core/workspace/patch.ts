@@ -9,6 +9,9 @@ import { allSettledOrThrow } from '../util/promises';
 import { TASK_START } from './build';
 import { copyIndex, git } from '../git';
 import { errorMessage } from '../util/errors';
+import { dedupeLeftOut, ignoredEntry, isKnownCache, knownCache, type LeftOut } from './patchRule';
+
+export type { LeftOut, LeftOutReason } from './patchRule';
 
 /** One changed file of a {@link WorkspacePatch}. Paths are repository-relative, `/`-separated. */
 export interface PatchFile {
@@ -40,6 +43,12 @@ export interface WorkspacePatch {
   ignoredFiles: string[];
   /** Nested git repositories the solver created (an untracked folder with its own `.git`): listed, not inlined. */
   nestedRepositories: string[];
+  /**
+   * Everything of the workspace that is not in the patch, and why (the rule: src/core/workspace/patchRule.ts):
+   * ignored files and folders, and known caches (`__pycache__/`, `*.pyc`, `.ipynb_checkpoints/`, …),
+   * tracked or not. Sorted by path; a folder ends with `/`.
+   */
+  leftOut: LeftOut[];
 }
 
 /** Session files kept out of the patch even when listed as ignored (`.git/info/exclude`). */
@@ -69,7 +78,10 @@ export async function taskStartCommit(workspaceDir: string): Promise<string> {
 /**
  * Computes the workspace's patch without touching the user's index: the index is copied to a
  * temporary file (`GIT_INDEX_FILE`), untracked files are intent-added there (`git add -N`), and
- * `git diff --find-renames <task start>` compares the commit with the working tree.
+ * `git diff --find-renames <task start>` compares the commit with the working tree. Known caches
+ * are never intent-added and their sections are dropped from the diff; they and the ignored paths
+ * are listed in `leftOut` (the one rule of src/core/workspace/patchRule.ts, which the stepper and
+ * the submission both get from here).
  *
  * Speed (bench/patch.bench.ts): the git calls that do not depend on each other run at once (the
  * two `ls-files` read the workspace's own index, read-only, while it is being copied), and the
@@ -95,22 +107,34 @@ export async function makePatch(workspaceDir: string, opts: { signal?: AbortSign
     const [base, , untracked, ignored] = await allSettledOrThrow([baseP, copiedP, untrackedP, ignoredP] as const);
     const newPaths = untracked.text.split('\0').filter(Boolean);
     const nested = newPaths.filter((p) => p.endsWith('/'));
-    if (newPaths.length > nested.length) {
-      // Every untracked file but the nested repositories (which `add` would record as gitlinks):
-      // `--all` with exclusions, not one pathspec per file (matching each path against a
-      // thousand pathspecs took 250-420 ms where `git add -N --all` took 60-140 ms).
-      const skip = nested.map((p) => `:(exclude,literal)${p}`);
+    // Untracked caches, one entry per cache folder (`src/__pycache__/`) or cache file.
+    const caches = dedupeLeftOut(newPaths.filter((p) => !p.endsWith('/')).map(knownCache).filter((c): c is LeftOut => !!c));
+    const cachedFiles = newPaths.filter((p) => !p.endsWith('/') && isKnownCache(p)).length;
+    if (newPaths.length > nested.length + cachedFiles) {
+      // Every untracked file but the nested repositories (which `add` would record as gitlinks)
+      // and the caches: `--all` with exclusions, not one pathspec per file (matching each path
+      // against a thousand pathspecs took 250-420 ms where `git add -N --all` took 60-140 ms).
+      const skip = [...nested, ...caches.map((c) => c.path)].map((p) => `:(exclude,literal)${p}`);
       await git(['add', '--intent-to-add', '--all', '--', '.', ...skip],
         { ...run, env: { ...run.env, GIT_LITERAL_PATHSPECS: undefined } });
     }
     const diff = await git(['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv',
       '--find-renames', '--src-prefix=a/', '--dst-prefix=b/', '--patch', '--raw', '-z', base, '--'], run);
     const { entries, patchStart } = readRawSummary(diff.text);
+    const split = splitDiff(diff.text.slice(patchStart), entries, { leaveOut: isKnownCache });
+    const ignoredFiles = ignored.text.split('\0').filter((p) => p && !SESSION_PREFIXES.some((s) => p.startsWith(s)));
     return {
       base,
-      ...splitDiff(diff.text.slice(patchStart), entries),
-      ignoredFiles: ignored.text.split('\0').filter((p) => p && !SESSION_PREFIXES.some((s) => p.startsWith(s))),
+      patch: split.patch,
+      files: split.files,
+      binaryFiles: split.binaryFiles,
+      ignoredFiles,
       nestedRepositories: nested,
+      leftOut: dedupeLeftOut([
+        ...ignoredFiles.map(ignoredEntry),
+        ...caches,
+        ...split.leftOutFiles.map((f) => knownCache(f.path)!),
+      ]),
     };
   } finally {
     await copiedP.catch(() => undefined);
@@ -164,33 +188,41 @@ export function readRawSummary(text: string): { entries: RawEntry[]; patchStart:
  * 2900-file diff against 1.5 ms for the summary). Added and deleted lines are counted from the hunk
  * bodies ({@link countHunkLines}).
  *
+ * With `opts.leaveOut`, the sections of the files it returns true for (by their path) are neither
+ * in `patch` nor in `files`: they are returned in `leftOutFiles`.
+ *
  * @throws ExpBenchError `GIT_FAILED` when parse-diff does not find one file per section.
  */
-export function splitDiff(text: string, raw?: RawEntry[]): { patch: string; files: PatchFile[]; binaryFiles: string[] } {
+export function splitDiff(text: string, raw?: RawEntry[], opts: { leaveOut?: (path: string) => boolean } = {}):
+  { patch: string; files: PatchFile[]; binaryFiles: string[]; leftOutFiles: PatchFile[] } {
   const starts = sectionStarts(text);
   const sections = starts.map((s, k) => text.slice(s, k + 1 < starts.length ? starts[k + 1] : text.length));
   const heads = sections.map((s) => headerEnd(s));
   const names = (raw && namesFromRaw(raw, sections.length)) ?? namesFromHeaders(sections, heads);
   const files: PatchFile[] = [];
+  const leftOutFiles: PatchFile[] = [];
   const keep: number[] = [];
   for (let i = 0; i < sections.length; i++) {
     const s = sections[i];
     const binary = /^(Binary files .* differ|GIT binary patch)$/m.test(s.slice(0, heads[i]));
     const { from, to, status } = names[i];
     const counted = binary ? { additions: 0, deletions: 0 } : countHunkLines(s, heads[i]);
-    files.push({
+    const file: PatchFile = {
       path: status === 'deleted' ? from : to,
       status,
       ...(status === 'renamed' ? { oldPath: from } : {}),
       binary,
       ...counted,
-    });
+    };
+    if (opts.leaveOut?.(file.path)) { leftOutFiles.push(file); continue; }
+    files.push(file);
     if (!binary) keep.push(i);
   }
   return {
     patch: keptText(text, starts, keep),
     files,
     binaryFiles: files.filter((f) => f.binary).map((f) => f.path),
+    leftOutFiles,
   };
 }
 

@@ -13,7 +13,7 @@ import { writeDevcontainer } from './devcontainer';
 import { addExcludes, git } from '../git';
 import { claimSessionFolder } from './folder';
 import { Manifest, ManifestEnvironment, ManifestPin, writeManifest, writeManifestDraft } from './manifest';
-import { applyMask, covers, MaskRule, maskRules } from './mask';
+import { applyMask, covers, MaskedPathMissingError, MaskRule, maskRules } from './mask';
 import { ClassifiedSource, defaultCacheDir, probeSource } from './source';
 import { FlatTree, flattenTree } from './tree';
 import { errorMessage } from '../util/errors';
@@ -103,6 +103,7 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
   }
   const probed = probeResult.value;
   const source = probed.source;
+  if (source.kind === 'folder') progress('source', `${source.location} is not the top of a git repository: its files are imported as they are now (one commit; .gitignore applies)`);
   let listed: Promise<{ pristine: Pristine; flat: FlatTree }> | undefined;
   let drafted: Promise<void> | undefined;
   try {
@@ -120,7 +121,7 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
       throw new ExpBenchError('BAD_INPUT', source.location,
         'is a SHA-256 repository; task workspaces are SHA-1 repositories (as GitHub and every EXP-Bench paper repository): use a SHA-1 clone of it');
     }
-    const { kept, masked } = applyMask(o.task.id, pristine.commit, flat.files, rules, flat.submodules.filter((s) => !s.repo).map((s) => s.path));
+    const { kept, masked } = maskOrExplain(o.task.id, source, pristine.commit, flat, rules);
     progress('mask', `masking ${masked.length} file(s), keeping ${kept.length}`);
     progress('workspace', 'writing the workspace');
     // Folders holding no masked file and no submodule are the same tree objects as in the source.
@@ -206,6 +207,23 @@ async function readSource(
     logger.debug(`${pristine.commit} not listed unchecked (${errorMessage(e)}); looking it up`);
     pristine = await ensurePristine(pristineOptions);
     return { pristine, flat: await list() };
+  }
+}
+
+/**
+ * {@link applyMask}; for a plain folder (not a repository) a missing masked path is the source's
+ * fault, not the task's: the error names the folder and how it was taken.
+ * @throws MaskedPathMissingError (a repository), ExpBenchError MASKED_PATH_MISSING naming the folder (a folder)
+ */
+function maskOrExplain(taskId: string, source: ClassifiedSource, commit: string, flat: FlatTree, rules: MaskRule[]): ReturnType<typeof applyMask> {
+  try {
+    return applyMask(taskId, commit, flat.files, rules, flat.submodules.filter((s) => !s.repo).map((s) => s.path));
+  } catch (e) {
+    if (source.kind !== 'folder' || !(e instanceof MaskedPathMissingError)) throw e;
+    throw new ExpBenchError('MASKED_PATH_MISSING', source.location,
+      `not a git repository (nor the top folder of one), so it was imported as a plain folder (its files as they are now, committed as ${commit.slice(0, 12)}), ` +
+      `and ${e.missing.length} path${e.missing.length > 1 ? 's' : ''} that task ${taskId} masks ${e.missing.length > 1 ? 'are' : 'is'} not in it: ${e.missing.join(', ')}. ` +
+      'Pass the paper\'s repository (a git URL or a clone, with --commit to pin) or a folder that holds these paths', { cause: e });
   }
 }
 

@@ -137,6 +137,9 @@ export class BriefPanel implements vscode.Disposable {
         case 'openLink':
           if (/^https?:\/\//.test(m.url)) await vscode.env.openExternal(vscode.Uri.parse(m.url));
           break;
+        case 'openTask':
+          await vscode.commands.executeCommand('expbench.openTask', this.task.id);
+          break;
         case 'request':
           await this.requests.run(m.id, (signal) => this.sections.dispatch(m, this, signal));
           break;
@@ -174,26 +177,45 @@ export function briefView(t: Task, sessionDir?: string): BriefView {
     paperTitle: t.paper?.title, paperUrl: t.paper?.url, pdfUrl: t.paper?.pdfUrl, codeUrl: t.paper?.codeUrl,
     question: t.question, method: t.method, agentInstructions: t.agentInstructions,
     problems: t.problems.filter((p) => p.severity !== 'info').map(({ severity, pointer, message }) => ({ severity, pointer, message })),
-    sessionDir,
+    sessionDir, noAnswer: t.noAnswer,
   };
 }
+
+/** What a restored brief shows until its task is found (no script: nothing for the CSP to allow). */
+export const LOADING_HTML = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'"></head><body><p>Loading the task brief…</p></body></html>`;
 
 /** Restores brief panels after a window reload, from the UI state the webview saved. */
 export class BriefSerializer implements vscode.WebviewPanelSerializer {
   constructor(private readonly findTask: (id: string) => Promise<Task | undefined>, private readonly briefs: BriefPanels) {}
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
+    // "Loading…" at once: finding the task may load the datasets first (seconds on a large family).
+    panel.webview.html = LOADING_HTML;
     const s = WebviewUiStateSchema.safeParse(state);
     const task = s.success ? await this.findTask(s.data.taskId) : undefined;
     if (!task) {
-      panel.webview.html = '<!DOCTYPE html><html><body><p>This task is no longer in the configured datasets.</p></body></html>';
+      // Say which of the two it is: the saved state unreadable, or its task id not found now.
+      const why = s.success
+        ? `Task ${escapeHtml(s.data.taskId)} is not in the datasets this window has configured (setting expbench.datasets); add its folder and reopen the brief from the Tasks view.`
+        : 'The saved state of this brief could not be read; reopen the brief from the Tasks view.';
+      panel.webview.html = `<!DOCTYPE html><html><body><p>${why}</p></body></html>`;
       return;
     }
-    if (this.briefs.get(task.id)) {
-      // The window's session opened its brief before VS Code restored this one: one panel per task.
-      panel.dispose();
+    const existing = this.briefs.get(task.id);
+    if (existing) {
+      // The window's session opened its brief before VS Code restored this one. One panel per task,
+      // and the restored one is where the user left it: it replaces the new one (whose editor group
+      // closes when empty), unless the user has already moved to the new one.
+      if (existing.panel.active) { panel.dispose(); return; }
+      const sessionDir = existing.sessionDir ?? (s.success ? s.data.sessionDir : undefined);
+      existing.dispose();
+      this.briefs.adopt(panel, task, sessionDir);
       return;
     }
     this.briefs.adopt(panel, task, s.success ? s.data.sessionDir : undefined);
   }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -4,6 +4,7 @@ import { resolveTaskPin } from '../../core/flows/prepareTask';
 import { git } from '../../core/git';
 import { log } from '../../core/log';
 import { errorMessage } from '../../core/util/errors';
+import { isNotebookPath, notebookTextLayout, parseNotebook, resolveNotebookRange } from '../../core/util/notebook';
 import type { CommandSpec } from '../commands';
 import { withCancellableProgress } from '../progress';
 import { pickTask } from '../taskCommands';
@@ -47,8 +48,9 @@ export class GroundTruthView implements vscode.Disposable {
       provideTextDocumentContent: async (uri) => {
         const g = this.truths.get(uri.query);
         if (!g) return 'Not loaded: run "EXP-Bench: Show Ground Truth (Curator)" again.\n';
-        const r = await git(['cat-file', 'blob', `${g.commit}:${uri.path.slice(1)}`], { cwd: g.repo, okCodes: [128] });
-        return r.code === 0 ? r.text : `${uri.path.slice(1)} is not a file at ${g.commit}.\n`;
+        const text = await this.blob(uri.query, uri.path.slice(1));
+        if (text === undefined) return `${uri.path.slice(1)} is not a file at ${g.commit}.\n`;
+        return isNotebookPath(uri.path) ? notebookView(text, uri.path.slice(1)) : text;
       },
     };
     this.disposables.push(
@@ -101,15 +103,48 @@ export class GroundTruthView implements vscode.Disposable {
       void vscode.window.showWarningMessage(`EXP-Bench: ${r ? `${r.path} is ${r.status} in the pinned tree` : 'no such reference'}.`);
       return undefined;
     }
-    const doc = await vscode.workspace.openTextDocument(fileUri(taskId, r.file));
+    let doc = await vscode.workspace.openTextDocument(fileUri(taskId, r.file));
     const last = Math.max(0, doc.lineCount - 1);
-    const start = r.startLine === null || r.cell !== undefined ? 0 : Math.min(r.startLine - 1, last);
-    const end = r.endLine === null || r.cell !== undefined ? start : Math.min(r.endLine - 1, last);
-    const range = new vscode.Range(start, 0, end, doc.lineAt(end).text.length);
+    const ranges: vscode.Range[] = [];
+    if (isNotebookPath(r.file)) {
+      // a notebook is shown as its cells (percent format); the reference is resolved onto them
+      doc = await vscode.languages.setTextDocumentLanguage(doc, 'python');
+      const nbRanges = await this.notebookRanges(taskId, r.file, r.startLine, r.endLine, r.cell);
+      for (const [s, e] of nbRanges) ranges.push(new vscode.Range(Math.min(s - 1, last), 0, Math.min(e - 1, last), doc.lineAt(Math.min(e - 1, last)).text.length));
+    } else if (r.startLine !== null && r.cell === undefined) {
+      const start = Math.min(r.startLine - 1, last);
+      const end = r.endLine === null ? start : Math.min(r.endLine - 1, last);
+      ranges.push(new vscode.Range(start, 0, end, doc.lineAt(end).text.length));
+    }
+    const range = ranges.length ? ranges[0].union(ranges[ranges.length - 1]) : new vscode.Range(0, 0, 0, 0);
     const editor = await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true, selection: range });
-    if (r.startLine !== null && r.cell === undefined) editor.setDecorations(this.highlight, [range]);
+    if (ranges.length) editor.setDecorations(this.highlight, ranges);
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     return editor;
+  }
+
+  /** A file of the task's pinned checkout, or undefined when it is not a file there. */
+  private async blob(taskId: string, file: string): Promise<string | undefined> {
+    const g = this.truths.get(taskId);
+    if (!g) return undefined;
+    const r = await git(['cat-file', 'blob', `${g.commit}:${file}`], { cwd: g.repo, okCodes: [128] });
+    return r.code === 0 ? r.text : undefined;
+  }
+
+  /** Lines (1-based, inclusive) of the notebook's cell view that a reference resolves to (src/core/util/notebook.ts). */
+  private async notebookRanges(taskId: string, file: string, startLine: number | null, endLine: number | null, cell?: number): Promise<Array<[number, number]>> {
+    const text = await this.blob(taskId, file);
+    if (text === undefined) return [];
+    try {
+      const nb = parseNotebook(text, file);
+      const layout = notebookTextLayout(nb);
+      const resolved = startLine === null && cell === undefined ? undefined : resolveNotebookRange(nb, startLine ?? 1, endLine ?? startLine ?? 1, cell);
+      if (!resolved && cell !== undefined && nb.cells[cell]) return [[layout.firstLine[cell] - 1, layout.firstLine[cell] - 1]];
+      return (resolved?.spans ?? []).map((sp) => [layout.firstLine[sp.cell] + sp.startLine - 1, layout.firstLine[sp.cell] + sp.endLine - 1]);
+    } catch (e) {
+      logger.warn(`${file}: ${errorMessage(e)}`);
+      return [];
+    }
   }
 
   /** A link on every reference of the document (the `- \`path…\`` lines under each requirement). */
@@ -143,5 +178,14 @@ export class GroundTruthView implements vscode.Disposable {
 
   dispose(): void {
     for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+/** A notebook's text for the read-only view: its cells (percent format), or the raw text with a first line saying why when it is not nbformat JSON. */
+function notebookView(text: string, file: string): string {
+  try {
+    return notebookTextLayout(parseNotebook(text, file)).text + '\n';
+  } catch (e) {
+    return `# ${errorMessage(e)}: shown as stored\n${text}`;
   }
 }

@@ -37,6 +37,32 @@ export function hunkRange(h: HunkCitation, lines: string[]): vscode.Range {
   return new vscode.Range(start, 0, end, (lines[end] ?? '').length);
 }
 
+/** One anchored range of a verdict in a workspace file (1-based inclusive lines), with the facts matched there. */
+export interface Anchor {
+  path: string;
+  startLine: number;
+  endLine: number;
+  symbols: string[];
+}
+
+/**
+ * Where a verdict's diagnostics and CodeLenses go: the pre-judge's `anchors` (the lines where the
+ * ground truth's facts matched, src/core/judge/types.ts) when the verdict has them, so a new file
+ * is marked on its matching symbols and a file that matched nothing (e.g. reproduce_exp_bench.sh
+ * cited only as a changed file) is not marked; otherwise the cited hunks' new-side lines. A verdict
+ * citing no hunk (unmet, unverifiable) has no anchor: it is shown on the Requirements document.
+ */
+export function anchorsOf(v: RequirementVerdict): Anchor[] {
+  if (v.hunks.length === 0) return []; // unmet and unverifiable: on the Requirements document
+  if (v.anchors && v.anchors.length > 0) return v.anchors.map((a) => ({ path: a.path, startLine: a.startLine, endLine: Math.max(a.startLine, a.endLine), symbols: a.symbols }));
+  return v.hunks.map((h) => ({ path: h.path, startLine: h.newStart, endLine: Math.max(h.newStart, h.newEnd), symbols: [] }));
+}
+
+/** The editor range of an anchor in a file of `lines` (clamped; whole lines). */
+export function anchorRange(a: Anchor, lines: string[]): vscode.Range {
+  return hunkRange({ path: a.path, newStart: a.startLine, newEnd: a.endLine }, lines);
+}
+
 async function fileLines(file: string): Promise<string[]> {
   const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === file);
   const text = open ? open.getText() : await fsp.readFile(file, 'utf8').catch(() => '');
@@ -47,7 +73,7 @@ async function fileLines(file: string): Promise<string[]> {
 
 /**
  * Problems-panel diagnostics for the unmet, partial and unverifiable requirements of `s.record`:
- * one per cited hunk, on the hunk's new-side lines in the workspace file; a requirement that cites
+ * one per anchored range ({@link anchorsOf}: the matched lines, else the cited hunk's new-side lines); a requirement that cites
  * no hunk gets one on its line of the Requirements document. Unmet → Warning, partial and
  * unverifiable → Information. Each carries the ground-truth ranges and the requirement's line as
  * related information. Returns `[uri, diagnostics]` pairs for `DiagnosticCollection.set`.
@@ -78,21 +104,23 @@ export async function buildDiagnostics(s: GapsState): Promise<Array<[vscode.Uri,
       d.relatedInformation = related;
       return d;
     };
-    if (v.hunks.length === 0) {
+    const anchors = anchorsOf(v);
+    if (anchors.length === 0) {
       add(reqUri, make(new vscode.Range(reqLine, 0, reqLine, (s.doc.text.split('\n')[reqLine] ?? '').length)));
       continue;
     }
-    for (const h of v.hunks) {
-      const file = path.join(ws, h.path);
-      add(vscode.Uri.file(file), make(hunkRange(h, await fileLines(file))));
+    for (const a of anchors) {
+      const file = path.join(ws, a.path);
+      add(vscode.Uri.file(file), make(anchorRange(a, await fileLines(file))));
     }
   }
   return [...byUri.values()];
 }
 
 /**
- * CodeLens over each cited hunk in the workspace files ("Requirement 4: met — why"), and over each
- * requirement's line in the Requirements document; clicking opens the ground-truth diff
+ * CodeLens over each anchored range in the workspace files ({@link anchorsOf}; "Requirement 4: met
+ * — why"), one per range at its first line, and over each requirement's line in the Requirements
+ * document; three or more on one line get the short title "Requirement N: verdict — why"; clicking opens the ground-truth diff
  * ({@link OPEN_DIFF_COMMAND}). `state()` returns undefined while there is nothing to show (no
  * judgement, or annotations cleared because the patch changed).
  */
@@ -111,11 +139,11 @@ export class GapsCodeLensProvider implements vscode.CodeLensProvider {
     if (!s) return [];
     const verdicts = s.record.implementation.verdicts;
     const by = judgedBy(s.record);
-    const lens = (v: RequirementVerdict, range: vscode.Range, hunk: number | undefined, crowded: boolean) => new vscode.CodeLens(range, {
+    const lens = (v: RequirementVerdict, range: vscode.Range, hunk: number | undefined, crowded: boolean, anchor?: number) => new vscode.CodeLens(range, {
       title: `Requirement ${v.index}: ${v.verdict ?? 'harness error'} — ${crowded ? 'why' : short(v.reason.replace(/^heuristic:\s*/, ''), 70)}`,
       tooltip: `${by}: ${oneLine(v.requirement)}\n${v.reason}${v.groundTruth.length ? '\nClick: ground truth beside your code.' : ''}`,
       command: OPEN_DIFF_COMMAND,
-      arguments: [{ root: s.root, index: v.index, hunk }],
+      arguments: [{ root: s.root, index: v.index, hunk, ...(anchor !== undefined ? { anchor } : {}) }],
     });
     if (doc.uri.toString() === requirementsUri(s.root, s.taskId).toString()) {
       return verdicts.map((v) => lens(v, new vscode.Range(s.doc.lines.get(v.index) ?? 0, 0, s.doc.lines.get(v.index) ?? 0, 0), undefined, false));
@@ -124,11 +152,18 @@ export class GapsCodeLensProvider implements vscode.CodeLensProvider {
     const rel = path.relative(new SessionLayout(s.root).workspace, doc.uri.fsPath).split(path.sep).join('/');
     if (rel.startsWith('..') || path.isAbsolute(rel)) return [];
     const lines = doc.getText().split('\n');
-    const items: Array<{ v: RequirementVerdict; h: number; line: number }> = [];
-    for (const v of verdicts) v.hunks.forEach((h, i) => { if (h.path === rel) items.push({ v, h: i, line: hunkRange(h, lines).start.line }); });
+    const items: Array<{ v: RequirementVerdict; h: number; a: number; line: number }> = [];
+    for (const v of verdicts) {
+      anchorsOf(v).forEach((a, i) => {
+        if (a.path !== rel) return;
+        // the hunk to open beside the ground truth: the cited hunk holding this range, else the first
+        const h = Math.max(0, v.hunks.findIndex((x) => x.path === a.path && x.newStart <= a.startLine && a.startLine <= Math.max(x.newStart, x.newEnd)));
+        items.push({ v, h: v.anchors?.length ? h : i, a: i, line: anchorRange(a, lines).start.line });
+      });
+    }
     const perLine = new Map<number, number>();
     for (const it of items) perLine.set(it.line, (perLine.get(it.line) ?? 0) + 1);
-    return items.map((it) => lens(it.v, new vscode.Range(it.line, 0, it.line, 0), it.h, (perLine.get(it.line) ?? 0) > 2));
+    return items.map((it) => lens(it.v, new vscode.Range(it.line, 0, it.line, 0), it.h, (perLine.get(it.line) ?? 0) > 2, it.a));
   }
 
   dispose(): void {

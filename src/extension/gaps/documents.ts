@@ -1,4 +1,7 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { SessionLayout } from '../../core/layout';
 import { locatePristine, type PristineSource } from '../../core/judge/pristine';
 import { readManifest } from '../../core/workspace/manifest';
 import type { RequirementsDoc } from './model';
@@ -7,6 +10,22 @@ import type { RequirementsDoc } from './model';
 export const REQUIREMENTS_SCHEME = 'expbench-requirements';
 /** URI scheme of read-only files of a session's pinned pristine checkout (ground truth). */
 export const PRISTINE_SCHEME = 'expbench-pristine';
+
+/** URI scheme of read-only views of the solver's workspace files (the right side of the ground-truth diff). */
+export const YOURS_SCHEME = 'expbench-yours';
+
+/** `expbench-yours:/<workspace-relative path>?<session root>`: the file as it is on disk, read-only. */
+export function yoursUri(sessionRoot: string, repoPath: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: YOURS_SCHEME, path: `/${repoPath.replace(/^\/+/, '')}`, query: sessionRoot });
+}
+
+/** Content of {@link yoursUri} documents: the workspace file read from disk (a missing file: one explanatory line). */
+export class YoursProvider implements vscode.TextDocumentContentProvider {
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const file = path.join(new SessionLayout(uri.query).workspace, ...uri.path.replace(/^\/+/, '').split('/'));
+    return fsp.readFile(file, 'utf8').catch(() => `(${uri.path.slice(1)} does not exist in the session's workspace)\n`);
+  }
+}
 
 /** `expbench-requirements:/<taskId>/Requirements?<session root>`: one per session. */
 export function requirementsUri(sessionRoot: string, taskId: string): vscode.Uri {
@@ -65,6 +84,7 @@ export class PristineProvider implements vscode.TextDocumentContentProvider {
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    if (uri.fragment === 'added') return ''; // the left side of a file the solver added
     const src = await this.source(uri.query);
     if (!src) return `(no pinned pristine checkout found for session ${uri.query})\n`;
     const text = await src.read(uri.path.replace(/^\/+/, ''));

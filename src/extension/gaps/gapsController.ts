@@ -11,9 +11,10 @@ import type { Task } from '../../core/tasks/types';
 import { makePatch } from '../../core/workspace/patch';
 import type { GapsAction } from '../../protocol/messages';
 import type { BriefPanels } from '../brief/briefPanel';
-import { buildDiagnostics, GapsCodeLensProvider, hunkRange, type GapsState } from './annotations';
-import { PRISTINE_SCHEME, PristineProvider, pristineUri, REQUIREMENTS_SCHEME, RequirementsProvider, requirementsUri } from './documents';
+import { anchorRange, anchorsOf, buildDiagnostics, GapsCodeLensProvider, hunkRange, type GapsState } from './annotations';
+import { PRISTINE_SCHEME, PristineProvider, pristineUri, REQUIREMENTS_SCHEME, RequirementsProvider, requirementsUri, YOURS_SCHEME, YoursProvider, yoursUri } from './documents';
 import { gapsView, rangeLabel, requirementsDocument, requirementsFromRecord } from './model';
+import { openPatchDiff } from './patchDiff';
 import { errorMessage } from '../../core/util/errors';
 
 const logger = log('gaps');
@@ -38,6 +39,8 @@ export interface OpenDiffArg {
   index: number;
   /** Position in the requirement's cited hunks; default 0. */
   hunk?: number;
+  /** Position in the requirement's anchored ranges (annotations.ts `anchorsOf`): the lines selected on your side. */
+  anchor?: number;
 }
 
 /**
@@ -69,6 +72,7 @@ export class GapsController implements vscode.Disposable {
       this.diagnostics, this.requirements, this.codeLens,
       vscode.workspace.registerTextDocumentContentProvider(REQUIREMENTS_SCHEME, this.requirements),
       vscode.workspace.registerTextDocumentContentProvider(PRISTINE_SCHEME, this.pristine),
+      vscode.workspace.registerTextDocumentContentProvider(YOURS_SCHEME, new YoursProvider()),
       vscode.languages.registerCodeLensProvider([{ scheme: 'file' }, { scheme: REQUIREMENTS_SCHEME }], this.codeLens),
       vscode.workspace.onDidSaveTextDocument((d) => this.onSave(d)),
       deps.briefs.sections.provide((panel) => { if (this.current && panel.task.id === this.current.taskId) this.post(); }),
@@ -176,8 +180,11 @@ export class GapsController implements vscode.Disposable {
   }
 
   /**
-   * Opens the ground-truth range (pinned pristine file, left, read-only) beside the solver's cited
-   * hunk (right) in a diff editor, both ranges revealed and selected. Without a cited hunk: the
+   * Opens the ground-truth range (pinned pristine file, left) beside the solver's file (right, a
+   * read-only view of the workspace file, `expbench-yours:`) in a diff editor titled
+   * `R<n>: <truth file>:<lines> ↔ <your file>`, the ground-truth range and the anchored range
+   * (the matched lines, else the cited hunk) revealed and selected. Researcher mode only: the
+   * proctored solver's window (src/solver/) has no gaps feature. Without a cited hunk: the
    * pristine file beside the workspace file of the same path (or alone when the solver has none);
    * without a ground-truth reference: the solver's hunk alone.
    */
@@ -185,7 +192,9 @@ export class GapsController implements vscode.Disposable {
     if (arg.root && path.resolve(arg.root) !== this.current?.root) await this.refresh(arg.root);
     const { s, v } = this.verdict(arg.index);
     const ws = new SessionLayout(s.root).workspace;
-    const hunk = v.hunks[arg.hunk ?? 0];
+    const anchors = anchorsOf(v);
+    const anchor = arg.anchor !== undefined ? anchors[arg.anchor] : v.anchors?.length ? anchors[0] : undefined;
+    const hunk = anchor ? { path: anchor.path, newStart: anchor.startLine, newEnd: anchor.endLine } : v.hunks[arg.hunk ?? 0];
     const gt = v.groundTruth.find((g) => g.path === hunk?.path) ?? v.groundTruth[0];
     const col = { viewColumn: vscode.ViewColumn.One, preview: true };
     if (!gt) {
@@ -196,15 +205,16 @@ export class GapsController implements vscode.Disposable {
     const left = pristineUri(s.root, gt.path);
     const gtRange = new vscode.Range(Math.max(0, gt.startLine - 1), 0, Math.max(0, gt.endLine - 1), Number.MAX_SAFE_INTEGER);
     const rightPath = hunk?.path ?? gt.path;
-    const right = vscode.Uri.file(path.join(ws, rightPath));
-    const exists = await fsp.stat(right.fsPath).then(() => true, () => false);
+    const rightFile = path.join(ws, rightPath);
+    const right = yoursUri(s.root, rightPath);
+    const exists = await fsp.stat(rightFile).then(() => true, () => false);
     if (!exists) {
       await vscode.window.showTextDocument(left, { ...col, selection: gtRange });
       return;
     }
-    const rightLines = (await fsp.readFile(right.fsPath, 'utf8')).split('\n');
-    const rightRange = hunk ? hunkRange(hunk, rightLines) : new vscode.Range(0, 0, 0, 0);
-    const title = `Requirement ${v.index}: ground truth ${rangeLabel(gt.path, gt.startLine, gt.endLine)} ↔ yours ${hunk ? rangeLabel(hunk.path, hunk.newStart, hunk.newEnd) : rightPath}`;
+    const rightLines = (await fsp.readFile(rightFile, 'utf8')).split('\n');
+    const rightRange = anchor ? anchorRange(anchor, rightLines) : hunk ? hunkRange(hunk, rightLines) : new vscode.Range(0, 0, 0, 0);
+    const title = `R${v.index}: ${rangeLabel(path.basename(gt.path), gt.startLine, gt.endLine)} ↔ ${path.basename(rightPath)}`;
     await vscode.commands.executeCommand('vscode.diff', left, right, title, { ...col, selection: rightRange });
     for (let i = 0; i < 20; i++) {
       const original = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === left.toString());
@@ -225,6 +235,11 @@ export class GapsController implements vscode.Disposable {
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
     const r = hunkRange({ path: repoPath, newStart, newEnd }, doc.getText().split('\n'));
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, selection: r, preview: true });
+  }
+
+  /** "Open the diff": the workspace's patch since "task start" in the multi-file diff editor (patchDiff.ts). */
+  async openPatch(workspace: string): Promise<void> {
+    await openPatchDiff(workspace, await makePatch(workspace), this.disposables);
   }
 
   /** Opens the Requirements document at requirement `index`. */

@@ -10,6 +10,7 @@ import type { CommandSpec } from '../commands';
 import type { TaskStore } from '../taskStore';
 import { registerRecorder, type SessionRecorder } from './recorder';
 import { SessionController } from './sessionController';
+import { openPatchDiff } from '../gaps/patchDiff';
 import type { SubmitHooks } from './submitFlow';
 import { errorMessage } from '../../core/util/errors';
 
@@ -37,7 +38,7 @@ export async function openWindowSession(context: vscode.ExtensionContext, servic
     const task = (await store.find(manifest.taskId)) ?? (await readTaskSnapshot(found.root));
     if (!task) throw new Error(`task ${manifest.taskId} is neither in the configured datasets nor in the session's private/task.json`);
     const controller = await SessionController.open(service, found.root, task, briefs, manifest.image || DEFAULT_IMAGE, hooks);
-    const recorder = registerRecorder(context, controller.session, { clockCommand: 'expbench.toggleClock' });
+    const recorder = registerRecorder(context, controller.session, { clockCommand: 'expbench.toggleClock', onDidChangeFiles: () => void controller.refreshPatch() });
     context.subscriptions.push(controller, recorder);
     logger.info(`session ${found.root} opened for ${task.id}`);
     return { controller, recorder };
@@ -77,13 +78,8 @@ export function sessionCommands(get: () => Promise<ActiveSession | undefined>): 
     }),
     withSession('expbench.runScript', ({ controller: c }) => c.runScript()),
     withSession('expbench.showPatch', async ({ controller: c }) => {
-      const p = await makePatch(c.layout.workspace);
-      const extra = [
-        ...(p.binaryFiles.length ? [`# binary files (not inlined): ${p.binaryFiles.join(', ')}`] : []),
-        ...(p.ignoredFiles.length ? [`# ignored build outputs (not in the patch): ${p.ignoredFiles.join(', ')}`] : []),
-      ];
-      const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: [...extra, p.patch || '# no changes since "task start"'].join('\n') });
-      await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.One });
+      // a diff (multi-file diff editor, read-only task-start side), never an untitled buffer (issue 14)
+      await openPatchDiff(c.layout.workspace, await makePatch(c.layout.workspace));
     }),
     withSession('expbench.showSessionBrief', ({ controller: c }) => c.showBrief()),
     withSession('expbench.removeContainer', async ({ controller: c }) => {

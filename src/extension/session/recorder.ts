@@ -1,8 +1,8 @@
-import { promises as fsp } from 'node:fs';
 import * as vscode from 'vscode';
 import { budgetShare, BudgetLevel, formatWorking, HEARTBEAT_MS } from '../../core/session/clock';
 import { log } from '../../core/log';
 import { CommandRecord, WorkspaceRecorder } from '../../core/session/recorder';
+import { WorkspaceWatcher, type WatchBatch } from '../../core/session/watcher';
 import type { SessionHandle } from '../../core/flows/sessionService';
 import { errorMessage } from '../../core/util/errors';
 
@@ -13,6 +13,8 @@ export interface RecorderOptions {
   clockCommand?: string;
   /** Heartbeat interval, ms (default HEARTBEAT_MS, see src/core/session/clock.ts). */
   heartbeatMs?: number;
+  /** Called after each batch of changes on disk is recorded (the stepper refreshes its patch summary). */
+  onDidChangeFiles?: (batch: WatchBatch) => void;
 }
 
 /** What {@link registerRecorder} returns: the terminal's entry point, and disposal. */
@@ -29,7 +31,9 @@ export interface SessionRecorder extends vscode.Disposable {
  * Records the baseliner's work on an open session (see docs/events.md):
  * - saves of files under the session's workspace → `file.edited` with a diff against the content
  *   last recorded, or the `task start` commit the first time;
- * - files created / deleted in the workspace (a FileSystemWatcher) → `file.created` / `file.deleted`;
+ * - files created, changed or deleted in the workspace by any writer (editor, terminal, work
+ *   container: the core's host-side {@link WorkspaceWatcher}, caches and ignored files excluded)
+ *   → `file.created` / `file.changed` / `file.deleted`;
  * - commands the container terminal reports through `recordCommand` → `command.run`;
  * - the clock in the status bar (`$(watch) 12:34`, `$(debug-pause)` while paused; warning colour from 80% of the
  *   budget, error colour from 100%), refreshed every second;
@@ -47,16 +51,12 @@ export function registerRecorder(context: vscode.ExtensionContext, session: Sess
     recorder.recordSave(doc.uri.fsPath, doc.getText()).catch(report(`the save of ${doc.uri.fsPath}`));
   }));
 
-  const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(session.layout.workspace), '**/*'));
-  disposables.push(watcher,
-    watcher.onDidCreate(async (uri) => {
-      try {
-        if ((await fsp.stat(uri.fsPath)).isDirectory()) return;
-      } catch { /* gone again: still record that it was created */ }
-      await recorder.recordCreated(uri.fsPath).catch(report(`the creation of ${uri.fsPath}`));
-    }),
-    watcher.onDidDelete((uri) => { recorder.recordDeleted(uri.fsPath).catch(report(`the deletion of ${uri.fsPath}`)); }),
-  );
+  let watcher: WorkspaceWatcher | undefined;
+  let stopped = false;
+  void WorkspaceWatcher.start(session.layout.workspace, recorder, { onBatch: (b) => opts.onDidChangeFiles?.(b) })
+    .then((w) => { if (stopped) void w.dispose(); else watcher = w; })
+    .catch(report(`the workspace watcher of ${session.layout.workspace}`));
+  disposables.push({ dispose: () => { stopped = true; void watcher?.dispose().catch(report('the workspace watcher')); } });
 
   const item = vscode.window.createStatusBarItem('expbench.session.clock', vscode.StatusBarAlignment.Left, 100);
   item.name = 'EXP-Bench session clock';

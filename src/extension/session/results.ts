@@ -22,8 +22,11 @@ export async function resultRows(layout: SessionLayout): Promise<PhasesView['res
       const found = r.E_claims.claims.filter((c) => c.found).length;
       rows.push({ label: `E (${r.mode})`, value: (r.mode === 'clean' ? r.E_clean : r.E_exit) ? 'pass' : 'fail', ok: !!(r.mode === 'clean' ? r.E_clean : r.E_exit),
         detail: r.error ? r.error.message : r.timedOut ? 'timed out' : `exit ${r.exitCode}, ${((r.durationMs ?? 0) / 1000).toFixed(1)} s` });
-      rows.push({ label: 'Claims produced by the run', value: `${found}/${r.E_claims.claims.length}`, ok: r.E_claims.claims.length ? r.E_claims.allFound : null,
-        detail: r.E_claims.claims.filter((c) => !c.found).map((c) => `not found: ${c.text}`).join('; ') || undefined });
+      const derived = r.E_claims.claims.filter((c) => c.status === 'derived');
+      rows.push({ label: 'Claims produced by the run', value: `${found}/${r.E_claims.claims.length}${derived.length ? ` (+${derived.length} derived)` : ''}`,
+        ok: r.E_claims.claims.length ? (r.E_claims.allProduced ?? r.E_claims.allFound) : null,
+        detail: [...derived.map((c) => `derived: ${c.text} (${c.derived?.op} of ${c.derived?.sources.map((s) => s.text).join(' and ')})`),
+          ...r.E_claims.claims.filter((c) => !c.found && c.status !== 'derived').map((c) => `not found: ${c.text}`)].join('; ') || undefined });
       for (const l of r.lint) rows.push({ label: 'Script lint', value: l.severity, ok: l.severity === 'error' ? false : null, detail: l.message });
     }
   } catch (e) {

@@ -9,6 +9,7 @@ import type { SessionHandle, SessionService } from '../../core/flows/sessionServ
 import type { SessionState } from '../../core/session/state';
 import type { Task } from '../../core/tasks/types';
 import { makePatch, type WorkspacePatch } from '../../core/workspace/patch';
+import { patchSummary } from './patchSummary';
 import type { PhasesAction, PhasesView } from '../../protocol/messages';
 import type { BriefPanels } from '../brief/briefPanel';
 import { type SubmitHooks, submitFromEditor, giveUpFromEditor } from './submitFlow';
@@ -28,6 +29,7 @@ const logger = log('session');
 export class SessionController implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private patch: PhasesView['patch'] = null;
+  private patchSeq = 0;
   private claims: PhasesView['claims'] = [];
   private running: AbortController | undefined;
   private results: PhasesView['results'] = [];
@@ -112,7 +114,20 @@ export class SessionController implements vscode.Disposable {
     };
   }
 
+  /**
+   * Does what the stepper asks. After Submit (or Give up) the design, the conclusion and the notes
+   * are frozen: the session refuses their changes (`SESSION_INVALID`, the error goes back to the
+   * webview) and the view is sent again from state.json, so that it never drifts from it.
+   */
   private async handle(a: PhasesAction): Promise<void> {
+    try {
+      await this.act(a);
+    } finally {
+      this.push();
+    }
+  }
+
+  private async act(a: PhasesAction): Promise<void> {
     switch (a.action) {
       case 'setPhase': await this.session.setPhase(a.payload.phase); break;
       case 'setDesign': this.session.setDesign(a.payload); break;
@@ -134,7 +149,6 @@ export class SessionController implements vscode.Disposable {
       case 'submit': await submitFromEditor(this, this.hooks); break;
       case 'giveUp': await giveUpFromEditor(this); break;
     }
-    this.push();
   }
 
   /** Sets the results rows shown under Submit (verifier and judge summaries). */
@@ -143,19 +157,20 @@ export class SessionController implements vscode.Disposable {
     this.push();
   }
 
+  /**
+   * Recomputes the live patch summary (the submission's own rule: {@link patchSummary}). Called on
+   * open, on saves, on every batch of changes on disk (the workspace watcher) and on Refresh; when
+   * calls overlap, the summary of the latest call wins.
+   */
   async refreshPatch(push = true): Promise<WorkspacePatch | undefined> {
+    const seq = ++this.patchSeq;
     try {
       const p = await makePatch(this.layout.workspace);
-      this.patch = {
-        files: p.files.map((f) => ({ path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary })),
-        additions: p.files.reduce((n, f) => n + f.additions, 0),
-        deletions: p.files.reduce((n, f) => n + f.deletions, 0),
-        ignored: p.ignoredFiles.length,
-      };
+      if (seq === this.patchSeq) this.patch = patchSummary(p);
       if (push) this.push();
       return p;
     } catch (e) {
-      this.patch = { files: [], additions: 0, deletions: 0, ignored: 0, error: errorMessage(e) };
+      if (seq === this.patchSeq) this.patch = { files: [], additions: 0, deletions: 0, ignored: 0, error: errorMessage(e) };
       if (push) this.push();
       return undefined;
     }
@@ -164,7 +179,10 @@ export class SessionController implements vscode.Disposable {
   private async refreshClaims(push = true): Promise<void> {
     try {
       const r = await claimsStatus(this.layout, this.session.state.conclusion);
-      this.claims = r.claims.map((c) => ({ text: c.text, found: c.found, where: c.where?.[0] ? path.basename(String(c.where[0].source)) : undefined }));
+      this.claims = r.claims.map((c) => ({
+        text: c.text, found: c.found, where: c.where?.[0] ? `${path.basename(String(c.where[0].source))}:${c.where[0].line}` : undefined,
+        ...(c.derived ? { derived: `${c.derived.op} of ${c.derived.sources.map((s) => `${s.text} (${path.basename(s.source)}:${s.line})`).join(' and ')}` } : {}),
+      }));
     } catch (e) {
       logger.warn(`claims check failed: ${errorMessage(e)}`);
     }

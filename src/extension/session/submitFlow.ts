@@ -7,6 +7,8 @@ import type { Task } from '../../core/tasks/types';
 import { makePatch } from '../../core/workspace/patch';
 import type { PhasesView } from '../../protocol/messages';
 import { withCancellableProgress } from '../progress';
+import { submitWarnings } from '../../core/flows/submitChecks';
+import { errorMessage } from '../../core/util/errors';
 
 const logger = log('submit');
 
@@ -40,11 +42,17 @@ export async function submitFromEditor(c: SubmitTarget, hooks: SubmitHooks): Pro
     ...(s.design.constants.length + s.design.independent.length + s.design.dependent.length === 0 && !s.design.freeText.trim() ? ['a design'] : []),
     ...(!s.conclusion.trim() ? ['a conclusion'] : []),
   ];
-  const warn = missing.length ? ` Your answers have no ${missing.join(' and no ')}.` : '';
-  const ok = await vscode.window.showWarningMessage(`Submit ${c.task.id}? The design, the conclusion and the patch are frozen, then the verifier and the judge run.${warn}`,
-    { modal: true }, 'Submit');
-  if (ok !== 'Submit') return;
   await vscode.workspace.saveAll(false);
+  const warn = missing.length ? ` Your answers have no ${missing.join(' and no ')}.` : '';
+  const checks = await submitWarnings(c.layout, s).catch((e) => {
+    logger.warn(`submit checks failed: ${errorMessage(e)}`);
+    return [{ kind: 'never-run' as const, items: [], message: `the checks before submitting failed: ${errorMessage(e)}` }];
+  });
+  const button = missing.length || checks.length ? 'Submit anyway' : 'Submit';
+  const ok = await vscode.window.showWarningMessage(`Submit ${c.task.id}? The design, the conclusion, the notes and the patch are frozen, then the verifier and the judge run.${warn}`,
+    { modal: true, ...(checks.length ? { detail: `Before you submit:\n${checks.map((w) => `• ${w.message}`).join('\n')}` } : {}) }, button);
+  if (ok !== button) return;
+  for (const w of checks) logger.info(`submitted despite: ${w.message}`);
   await withCancellableProgress(`EXP-Bench: submitting ${c.task.id}`, async (report, signal) => {
     report('freezing the answers and writing the harness files');
     const verify = hooks.verify();

@@ -5,10 +5,13 @@ import { log } from '../../core/log';
 import { connectDocker, ensureEngine } from '../../core/sandbox/connection';
 import type { Limits } from '../../core/sandbox/containers';
 import { ensureImage } from '../../core/sandbox/images';
-import { ensureWorkContainer, removeDeadWorkContainers, removeWorkContainer } from '../../core/sandbox/work';
+import { listProjectContainers, LABEL_SESSION } from '../../core/sandbox/containers';
+import { ensureWorkContainer, findWorkContainer, removeDeadWorkContainers, removeWorkContainer } from '../../core/sandbox/work';
 import type { SessionLayout } from '../../core/layout';
 import { setting } from '../settings';
 import { errorMessage } from '../../core/util/errors';
+import { plural } from '../../core/util/plural';
+import { IdleTracker } from './idle';
 
 const logger = log('container');
 
@@ -58,21 +61,53 @@ export class WorkContainerManager implements vscode.Disposable {
     return this.pending;
   }
 
-  private async start(): Promise<Docker.Container> {
-    this.set({ state: 'starting', message: 'starting the task container…' });
+  private start(): Promise<Docker.Container> {
+    return Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EXP-Bench' }, (p) => this.startSteps((message) => {
+      p.report({ message });
+      this.set({ state: 'starting', message: `${message}…` });
+    })));
+  }
+
+  private async startSteps(step: (message: string) => void): Promise<Docker.Container> {
+    step('connecting to the Docker engine');
     const docker = (this.docker ??= connectDocker());
     await ensureEngine(docker);
     const { image, limits } = containerSettings(this.image);
+    step(`checking the image ${image}`);
     await ensureImage(docker, image);
+    step('starting the task container');
     const dead = await removeDeadWorkContainers(docker).catch((e: unknown) => {
       logger.warn(`orphan cleanup failed: ${errorMessage(e)}`);
       return [];
     });
-    if (dead.length) logger.info(`removed ${dead.length} work container(s) of deleted sessions`);
+    if (dead.length) logger.info(`removed ${plural(dead.length, 'work container')} of deleted sessions`);
     const r = await ensureWorkContainer(docker, { task: this.taskId, session: this.sessionId, workspaceDir: this.layout.workspace, image, limits });
     logger.info(`${r.reattached ? 'reattached to' : 'created'} work container ${r.id.slice(0, 12)} for ${this.sessionId}`);
     this.set({ state: 'ready' });
     return r.container;
+  }
+
+  /** Whether the session's container exists and runs (false when the engine does not answer). */
+  async running(): Promise<boolean> {
+    const found = await findWorkContainer(this.docker ?? connectDocker(), this.sessionId).catch(() => undefined);
+    return found?.state === 'running';
+  }
+
+  /**
+   * Stops the container (`docker stop`, 10 s grace), keeping it and the workspace: the next use
+   * starts it again with what was installed in it. Not an error when there is none.
+   */
+  async stop(reason = 'stopped'): Promise<void> {
+    this.pending = undefined;
+    const found = await findWorkContainer(this.docker ??= connectDocker(), this.sessionId);
+    if (found?.state === 'running') await found.container.stop({ t: 10 });
+    this.stopped(reason);
+  }
+
+  /** Someone else stopped the container: the next use starts it again. */
+  stopped(reason: string): void {
+    this.pending = undefined;
+    this.set({ state: 'unknown', message: `container ${reason} (it starts again on the next run)` });
   }
 
   /** Stops and removes the container (the workspace is kept). */
@@ -90,4 +125,85 @@ export class WorkContainerManager implements vscode.Disposable {
   dispose(): void {
     this.changed.dispose();
   }
+}
+
+/**
+ * Before the window leaves its session for `nextTaskId`: when the session's container runs, asks
+ * (modal) whether to stop it. @returns false when the user cancelled the switch
+ */
+export async function offerToStopBeforeSwitch(manager: WorkContainerManager, taskId: string, nextTaskId: string): Promise<boolean> {
+  if (!(await manager.running())) return true;
+  const stop = 'Stop the Container';
+  const keep = 'Keep It Running';
+  const pick = await vscode.window.showWarningMessage(
+    `EXP-Bench: the container of ${taskId} is still running. Stop it before opening ${nextTaskId}?`,
+    { modal: true, detail: 'Its workspace and installed packages are kept; it starts again when you resume that session. Idle containers are stopped after expbench.container.idleStopMinutes anyway.' },
+    stop, keep);
+  if (!pick) return false;
+  if (pick === stop) {
+    await manager.stop('stopped when switching tasks').catch((e: unknown) => logger.warn(`could not stop the container of ${taskId}: ${errorMessage(e)}`));
+  }
+  return true;
+}
+
+/** How often {@link IdleContainerStopper} looks at the work containers, ms. */
+export const IDLE_CHECK_MS = 60_000;
+
+/**
+ * Stops every running work container (this window's and other sessions') that has been idle for
+ * `expbench.container.idleStopMinutes` (0: never): idle means no `docker exec` process runs in it
+ * (see {@link IdleTracker}), checked every {@link IDLE_CHECK_MS}. A stopped container keeps its
+ * files and starts again on the next use.
+ */
+export class IdleContainerStopper implements vscode.Disposable {
+  private readonly tracker = new IdleTracker();
+  private readonly timer: NodeJS.Timeout;
+  private checking = false;
+
+  constructor(private readonly own: () => WorkContainerManager | undefined, private readonly docker: () => Docker = connectDocker, everyMs = IDLE_CHECK_MS) {
+    this.timer = setInterval(() => void this.check(), everyMs);
+    this.timer.unref?.();
+  }
+
+  /** One check (also called by tests). @returns the session ids whose containers were stopped */
+  async check(now = Date.now()): Promise<string[]> {
+    const minutes = setting('container.idleStopMinutes');
+    if (minutes <= 0 || this.checking) return [];
+    this.checking = true;
+    const stopped: string[] = [];
+    try {
+      const docker = this.docker();
+      const running = (await listProjectContainers(docker, { role: 'work' })).filter((c) => c.State === 'running');
+      this.tracker.keepOnly(running.map((c) => c.Id));
+      for (const c of running) {
+        const busy = await execRunning(docker, c.Id);
+        if (!this.tracker.observe(c.Id, busy, now, minutes * 60_000)) continue;
+        const session = c.Labels?.[LABEL_SESSION] ?? c.Id.slice(0, 12);
+        await docker.getContainer(c.Id).stop({ t: 10 });
+        logger.info(`stopped the work container of session ${session}: idle for ${minutes} min (expbench.container.idleStopMinutes)`);
+        const own = this.own();
+        if (own?.sessionId === session) own.stopped(`stopped after ${minutes} min idle`);
+        stopped.push(session);
+      }
+    } catch (e) {
+      logger.debug(`idle check: ${errorMessage(e)}`);
+    } finally {
+      this.checking = false;
+    }
+    return stopped;
+  }
+
+  dispose(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** Whether any `docker exec` process still runs in container `id`. */
+async function execRunning(docker: Docker, id: string): Promise<boolean> {
+  const info = await docker.getContainer(id).inspect();
+  for (const exec of info.ExecIDs ?? []) {
+    const e = await docker.getExec(exec).inspect().catch(() => undefined);
+    if (e?.Running) return true;
+  }
+  return false;
 }

@@ -1,5 +1,7 @@
 import type { DesignDraftView, PhasesAction, PhasesView } from '../../../src/protocol/messages';
-import { el } from '../dom';
+import { plural } from '../../../src/core/util/plural';
+import { clockText } from '../clockText';
+import { el, proctoredWindow } from '../dom';
 import { request } from '../vscodeApi';
 import { registerSection } from './registry';
 
@@ -15,7 +17,7 @@ const PHASES = [
 ] as const;
 const GROUPS: Array<[keyof Omit<DesignDraftView, 'freeText'>, string, string]> = [
   ['constants', 'Constant variables', 'held fixed'],
-  ['independent', 'Independent variables', 'varied (list the values)'],
+  ['independent', 'Independent variables', 'varied; list the values'],
   ['dependent', 'Dependent variables', 'measured'],
 ];
 
@@ -26,6 +28,7 @@ const pending = new Map<string, PhasesAction>();
 
 /** Asks the host to do `call`; with `debounceKey`, only the latest call of that key within {@link EDIT_DEBOUNCE_MS}. */
 function act(call: PhasesAction, debounceKey?: string): void {
+  if (frozen() && FROZEN_ACTIONS.has(call.action)) return;
   if (!debounceKey) return void request('phases', call);
   const armed = pending.has(debounceKey);
   pending.set(debounceKey, call);
@@ -35,6 +38,14 @@ function act(call: PhasesAction, debounceKey?: string): void {
     pending.delete(debounceKey);
     if (p) void request('phases', p);
   }, EDIT_DEBOUNCE_MS);
+}
+
+/** Actions on the answers and notes, never sent once they are frozen (the host refuses them too). */
+const FROZEN_ACTIONS = new Set<PhasesAction['action']>(['setDesign', 'setConclusion', 'addNote']);
+
+/** True once the session is submitted or given up: answers and notes are frozen. */
+function frozen(): boolean {
+  return !!view?.finished;
 }
 
 function focusedIn(node: Element | null): boolean {
@@ -78,6 +89,7 @@ function designPanel(): HTMLElement {
   for (const [key, title, hint] of GROUPS) {
     const add = el('button', { class: 'secondary add-var', 'data-group': key }, '+ Add');
     add.addEventListener('click', () => {
+      if (frozen()) return;
       const d = readDesign();
       d[key].push({ name: '', description: '' });
       renderRows(key, d[key]);
@@ -98,9 +110,10 @@ function renderRows(key: string, vars: Array<{ name: string; description: string
   body.replaceChildren(...vars.map((v, i) => {
     const name = el('input', { class: 'var-name', placeholder: 'name', value: v.name, 'aria-label': `${key} ${i + 1} name` });
     const desc = el('input', { class: 'var-desc', placeholder: 'description or values', value: v.description, 'aria-label': `${key} ${i + 1} description` });
-    const del = el('button', { class: 'secondary', title: 'Remove' }, '✕');
+    const del = el('button', { class: 'secondary remove-var', title: 'Remove' }, '✕');
+    del.disabled = frozen();
     for (const input of [name, desc]) input.addEventListener('input', () => act({ action: 'setDesign', payload: readDesign() }, 'design'));
-    del.addEventListener('click', () => { del.closest('tr')?.remove(); act({ action: 'setDesign', payload: readDesign() }, 'design'); });
+    del.addEventListener('click', () => { if (frozen()) return; del.closest('tr')?.remove(); act({ action: 'setDesign', payload: readDesign() }, 'design'); });
     return el('tr', {}, el('td', {}, name), el('td', { class: 'wide' }, desc), el('td', {}, del));
   }));
 }
@@ -143,13 +156,13 @@ function conclusionPanel(): HTMLElement {
   const text = el('textarea', { id: 'conclusion', rows: '8', placeholder: 'Your conclusion: answer the question with the numbers your runs produced.', 'aria-label': 'Conclusion' });
   text.addEventListener('input', () => act({ action: 'setConclusion', payload: { text: text.value } }, 'conclusion'));
   return el('div', { class: 'phase', 'data-phase': 'conclusion' }, text,
-    el('h3', {}, 'Numbers claimed'), el('ul', { class: 'claims' }));
+    ...(proctoredWindow() ? [] : [el('h3', {}, 'Numbers claimed'), el('ul', { class: 'claims' })]));
 }
 
 function notesPanel(): HTMLElement {
   const input = el('input', { id: 'note', placeholder: 'A note, timestamped (Enter to add)', 'aria-label': 'Note' });
   input.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && input.value.trim()) { act({ action: 'addNote', payload: { text: input.value } }); input.value = ''; }
+    if (e.key === 'Enter' && input.value.trim() && !frozen()) { act({ action: 'addNote', payload: { text: input.value } }); input.value = ''; }
   });
   return el('details', { class: 'notes' }, el('summary', {}, 'Notes'), input, el('ul', { class: 'note-list' }));
 }
@@ -177,7 +190,7 @@ function update(c: HTMLElement, v: PhasesView): void {
   // baseliner types a pause reason.
   const clockEl = bar.querySelector<HTMLElement>('.clock') ?? bar.appendChild(el('span', {}));
   clockEl.className = `clock ${v.clock.status}`;
-  clockEl.textContent = `Working time ${v.clock.text}`;
+  clockEl.textContent = clockText(v.clock, v.finished);
   clockEl.title = 'Working time: pauses are not counted';
   const opsKey = v.finished ? 'finished' : v.clock.status;
   const typingReason = document.activeElement?.id === 'pause-reason';
@@ -199,10 +212,14 @@ function update(c: HTMLElement, v: PhasesView): void {
   else if (v.patch.error) patch.replaceChildren(el('p', { class: 'bad' }, v.patch.error));
   else {
     patch.replaceChildren(
-      el('p', {}, `${v.patch.files.length} files changed, `, el('span', { class: 'ok' }, `+${v.patch.additions}`), ' ', el('span', { class: 'bad' }, `−${v.patch.deletions}`),
-        v.patch.ignored ? el('span', { class: 'muted' }, ` · ${v.patch.ignored} ignored build outputs not in the patch`) : ''),
+      el('p', {}, `${plural(v.patch.files.length, 'file')} changed, `, el('span', { class: 'ok' }, `+${v.patch.additions}`), ' ', el('span', { class: 'bad' }, `−${v.patch.deletions}`),
+        v.patch.leftOut?.length ? el('span', { class: 'muted' }, ` · ${plural(v.patch.leftOut.length, 'path')} left out (below)`)
+          : v.patch.ignored ? el('span', { class: 'muted' }, ` · ${plural(v.patch.ignored, 'ignored build output')} not in the patch`) : ''),
       el('table', { class: 'files' }, el('tbody', {}, ...v.patch.files.map((f) => el('tr', {},
-        el('td', {}, f.status), el('td', { class: 'wide' }, f.path), el('td', { class: 'ok' }, f.binary ? 'binary' : `+${f.additions}`), el('td', { class: 'bad' }, f.binary ? '' : `−${f.deletions}`))))));
+        el('td', {}, f.status), el('td', { class: 'wide' }, f.path), el('td', { class: 'ok' }, f.binary ? 'binary' : `+${f.additions}`), el('td', { class: 'bad' }, f.binary ? '' : `−${f.deletions}`))))),
+      // What the submission leaves out, and why (the same rule: src/core/workspace/patchRule.ts).
+      ...(v.patch.leftOut?.length ? [el('p', { class: 'muted' }, 'Not in the patch (as submitted):'),
+        el('ul', { class: 'left-out' }, ...v.patch.leftOut.map((l) => el('li', { 'data-reason': l.reason }, el('code', {}, l.path), el('span', { class: 'muted' }, ` — ${l.why}`))))] : []));
   }
   // execution
   const runBtn = c.querySelector<HTMLButtonElement>('button.run')!;
@@ -219,8 +236,9 @@ function update(c: HTMLElement, v: PhasesView): void {
   // conclusion
   const concl = c.querySelector('#conclusion') as HTMLTextAreaElement;
   if (document.activeElement !== concl) concl.value = v.conclusion;
-  c.querySelector('ul.claims')!.replaceChildren(...(v.claims.length ? v.claims.map((cl) => el('li', { class: cl.found ? 'ok' : 'bad' },
-    `${cl.found ? '✓' : '✗'} ${cl.text}`, el('span', { class: 'muted' }, cl.found ? ` — found in ${cl.where ?? 'a run log'}` : ' — not found in any run log so far')))
+  c.querySelector('ul.claims')?.replaceChildren(...(v.claims.length ? v.claims.map((cl) => el('li', { class: cl.found || cl.derived ? 'ok' : 'bad' },
+    `${cl.found ? '✓' : cl.derived ? '≈' : '✗'} ${cl.text}`, el('span', { class: 'muted' }, cl.found ? ` — found in ${cl.where ?? 'a run log'}`
+      : cl.derived ? ` — derived: ${cl.derived}` : ' — not found in any run log so far')))
     : [el('li', { class: 'muted' }, 'No numbers claimed yet.')]));
   // notes
   c.querySelector('ul.note-list')!.replaceChildren(...v.notes.slice().reverse().map((n) => el('li', {}, el('span', { class: 'muted' }, new Date(n.at).toLocaleString() + ' '), n.text)));
@@ -228,7 +246,12 @@ function update(c: HTMLElement, v: PhasesView): void {
   // finish
   const finished = !!v.finished;
   c.querySelectorAll<HTMLButtonElement>('.finish .actions button').forEach((b) => { b.disabled = finished; });
+  // Frozen after Submit / Give up: the answers and notes are read-only, their buttons gone (the host refuses changes too).
   c.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('.phase[data-phase="design"] input, .phase[data-phase="design"] textarea, #conclusion').forEach((x) => { x.readOnly = finished; });
+  c.querySelectorAll<HTMLButtonElement>('.add-var').forEach((b) => { b.hidden = finished; b.disabled = finished; });
+  c.querySelectorAll<HTMLButtonElement>('.remove-var').forEach((b) => { b.disabled = finished; });
+  const noteInput = c.querySelector<HTMLInputElement>('#note');
+  if (noteInput) { noteInput.disabled = finished; noteInput.placeholder = finished ? 'Notes are frozen with the answers' : 'A note, timestamped (Enter to add)'; }
   const results = c.querySelector('.results')!;
   results.replaceChildren(...(v.finished ? [el('p', { class: 'badge' }, v.finished === 'submitted' ? 'Submitted' : 'Gave up')] : []),
     ...(v.results.length ? [el('table', { class: 'results-table' }, el('tbody', {}, ...v.results.map((r) => el('tr', {},

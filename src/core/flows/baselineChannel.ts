@@ -1,0 +1,250 @@
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { readLinesFrom, writeLine } from '../channel/lines';
+import {
+  ATTESTATION_RULES, METHODS, RequestSchema, type ChannelBrief, type ChannelMethod, type ChannelResponse, type SolverState,
+} from '../channel/protocol';
+import { ExpBenchError } from '../errors';
+import { endpointFromEnv } from '../llm/endpoint';
+import { log } from '../log';
+import { readEvents } from '../session/events';
+import { readTaskSnapshot } from '../session/marker';
+import { isFinished } from '../session/state';
+import type { Task } from '../tasks/types';
+import { errorMessage } from '../util/errors';
+import { judgeStep } from './judge';
+import { SessionService, type SessionHandle } from './sessionService';
+import type { SubmitFlowOptions, SubmitFlowResult } from './submit';
+import { verifyStep } from './verify';
+
+const logger = log('baselineChannel');
+
+/** The channel's client name in `session.opened` and `baseliner.attested`. */
+export const CHANNEL_CLIENT = 'solver';
+
+/** Options of {@link startBaselineChannel}. */
+export interface BaselineChannelOptions {
+  /** The session folder (holds workspace/ and private/; prepared, with its task snapshot private/task.json). */
+  sessionDir: string;
+  /** Where to listen: `<session>/channel/session.sock` (mounted at /expbench/channel in the work container). */
+  socketPath: string;
+  /** The host's session service, shared with a researcher's window in this process; default: one of its own. */
+  service?: SessionService;
+  /** Whether this session allows AI assistance in the proctored window (default false). */
+  aiAllowed?: boolean;
+  /**
+   * The steps after submit. Default: the verifier (clean mode, the session's recorded limits) and
+   * the judge (LLM with OPENAI_* / EXPBENCH_JUDGE_* in the environment, else the heuristic pre-judge).
+   */
+  steps?: Pick<SubmitFlowOptions, 'verify' | 'judge'>;
+  /** Called on the host with the full result (scores, gaps) after a submission's flow ends. */
+  onSubmitted?: (result: SubmitFlowResult) => void;
+}
+
+/** A running channel. */
+export interface BaselineChannel {
+  /** Stops listening, closes connections, waits for a submission in flight and releases the session. */
+  dispose(): Promise<void>;
+  /** The full result of the last submission's flow (host side only), once it ended; undefined before. */
+  lastSubmit(): Promise<SubmitFlowResult | undefined>;
+}
+
+/**
+ * Serves the host side of a proctored session on the unix socket `opts.socketPath` (protocol:
+ * src/core/channel/protocol.ts). The host is the only writer of `private/`: every request is done
+ * through the session service's handle, which stamps events with the host's clock. The socket is
+ * made connectable by any local user (mode 0666) because the container's user is not the host's;
+ * the folder holding it is the access boundary (only the work container mounts it).
+ *
+ * Rules enforced here, not in the window: the clock does not start before `baseliner.attested`;
+ * the attestation must accept every rule of {@link ATTESTATION_RULES}; a repeated request id is
+ * done once; the submit answer says "submitted" and nothing of the verifier or the judge.
+ * @throws ExpBenchError `TASK_NOT_FOUND` naming the session when it has no task snapshot; what
+ *   SessionService.open throws; the listen error (e.g. EADDRINUSE when another host serves it).
+ */
+export async function startBaselineChannel(opts: BaselineChannelOptions): Promise<BaselineChannel> {
+  const sessionDir = path.resolve(opts.sessionDir);
+  const task = await readTaskSnapshot(sessionDir);
+  if (!task) throw new ExpBenchError('TASK_NOT_FOUND', sessionDir, 'the session has no task snapshot private/task.json: prepare it with `expbench prepare`');
+  const service = opts.service ?? new SessionService();
+  const handle = await service.open(sessionDir, { client: CHANNEL_CLIENT, taskId: task.id });
+  try {
+    const host = new ChannelHost(handle, task, opts, await readAttestation(handle));
+    await host.listen(opts.socketPath);
+    return host;
+  } catch (e) {
+    await handle.release();
+    throw e;
+  }
+}
+
+async function readAttestation(handle: SessionHandle): Promise<SolverState['attested']> {
+  let found: SolverState['attested'] = null;
+  for (const e of (await readEvents(handle.layout.events)).events) {
+    if (e.type === 'baseliner.attested') found = { baseliner: e.baseliner, at: e.at };
+  }
+  return found;
+}
+
+/** Bounded memory of answered request ids (a flushed queue may repeat the last few). */
+const SEEN_LIMIT = 10_000;
+
+class ChannelHost implements BaselineChannel {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly seen = new Map<string, Promise<ChannelResponse>>();
+  private submitFlow: Promise<SubmitFlowResult | undefined> = Promise.resolve(undefined);
+  private serial: Promise<unknown> = Promise.resolve();
+  private disposed = false;
+  private readonly aiAllowed: boolean;
+
+  constructor(private readonly handle: SessionHandle, private readonly task: Task, private readonly opts: BaselineChannelOptions,
+    private attested: SolverState['attested']) {
+    this.aiAllowed = opts.aiAllowed ?? false;
+  }
+
+  async listen(socketPath: string): Promise<void> {
+    await mkdir(path.dirname(socketPath), { recursive: true });
+    await rm(socketPath, { force: true }); // a stale socket of a host that died; a live one is refused below by the lock of the session (owner.json)
+    const server = net.createServer((s) => this.accept(s));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => { server.off('error', reject); resolve(); });
+    });
+    server.on('error', (e) => logger.error(`channel ${socketPath}: ${errorMessage(e)}`));
+    this.server = server;
+    await chmod(socketPath, 0o666);
+    logger.info(`channel listening on ${socketPath}`);
+  }
+
+  private accept(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', (e) => logger.warn(`channel connection: ${errorMessage(e)}`));
+    readLinesFrom(socket, (line) => {
+      void this.answer(line).then((r) => { if (r) writeLine(socket, r); });
+    }, () => logger.warn('channel connection sent a line over the limit: closed'));
+  }
+
+  /** The response to one line, or undefined when it has no id to answer by. */
+  private async answer(line: string): Promise<ChannelResponse | undefined> {
+    let raw: unknown;
+    try { raw = JSON.parse(line); } catch { return undefined; }
+    const req = RequestSchema.safeParse(raw);
+    if (!req.success) {
+      const id = typeof (raw as { id?: unknown })?.id === 'string' ? (raw as { id: string }).id : undefined;
+      return id ? { id, error: { code: 'BAD_INPUT', message: `bad request: ${req.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}` } } : undefined;
+    }
+    const { id, method, params } = req.data;
+    const earlier = this.seen.get(id);
+    if (earlier) return earlier;
+    // One request at a time, in arrival order: a flushed queue's edits land in the order made.
+    const response = (this.serial = this.serial.then(() => this.run(id, method, params), () => this.run(id, method, params))) as Promise<ChannelResponse>;
+    if (method !== 'hello' && method !== 'state') {
+      this.seen.set(id, response);
+      if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.keys().next().value as string);
+    }
+    return response;
+  }
+
+  private async run(id: string, method: ChannelMethod, params: unknown): Promise<ChannelResponse> {
+    try {
+      const p = METHODS[method].params.safeParse(params ?? {});
+      if (!p.success) throw new ExpBenchError('BAD_INPUT', `${method} params`, p.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '));
+      if (this.disposed) throw new ExpBenchError('SESSION_INVALID', this.handle.layout.root, 'the host is closing this session');
+      return { id, result: await this.dispatch(method, p.data as never) };
+    } catch (e) {
+      const code = e instanceof ExpBenchError ? e.code : 'FAILED';
+      return { id, error: { code, message: errorMessage(e) } };
+    }
+  }
+
+  private async dispatch(method: ChannelMethod, p: Record<string, any>): Promise<unknown> {
+    const h = this.handle;
+    switch (method) {
+      case 'hello': return { brief: this.brief(), state: this.state(), aiAllowed: this.aiAllowed, rules: [...ATTESTATION_RULES] };
+      case 'state': return this.state();
+      case 'setPhase': await h.setPhase(p.phase); break;
+      case 'setDesign': h.setDesign(p.design); break;
+      case 'setConclusion': h.setConclusion(p.text); break;
+      case 'addNote': await h.addNote(p.text); break;
+      case 'clock':
+        if (p.op === 'start' && !this.attested) throw new ExpBenchError('BAD_INPUT', 'clock start', 'the baseliner has not attested yet: give a name or id and accept the rules first');
+        if (p.op === 'start') await h.startClock();
+        else if (p.op === 'pause') await h.pauseClock(p.reason);
+        else await h.resumeClock();
+        break;
+      case 'attest': {
+        const missing = ATTESTATION_RULES.filter((r) => !p.rules.includes(r));
+        if (missing.length) throw new ExpBenchError('BAD_INPUT', 'attestation', `every rule must be accepted; missing: ${missing.join(' | ')}`);
+        const e = await h.record({ type: 'baseliner.attested', baseliner: p.baseliner, rules: [...ATTESTATION_RULES], aiAllowed: this.aiAllowed, client: CHANNEL_CLIENT });
+        this.attested = { baseliner: p.baseliner, at: e.at };
+        break;
+      }
+      case 'aiSettings': await h.record({ type: 'ai.settings', off: p.off, allowed: this.aiAllowed, settings: p.settings }); break;
+      case 'giveUp': await h.giveUp(p.reason); break;
+      case 'submit': return this.submit();
+    }
+    return this.state();
+  }
+
+  /**
+   * Starts the submit flow and answers once the answers are frozen (`submitted` recorded): the
+   * verifier and the judge go on on the host, their results only in `private/` and `onSubmitted`.
+   */
+  private async submit(): Promise<unknown> {
+    const h = this.handle;
+    if (isFinished(h.state)) throw new ExpBenchError('SESSION_INVALID', h.layout.root, 'this session was already submitted or given up');
+    const steps = this.opts.steps ?? defaultSteps(this.task);
+    let frozen!: (at: string) => void;
+    const atFrozen = new Promise<string>((resolve) => { frozen = resolve; });
+    const sub = h.onDidRecord((e) => { if (e.type === 'submitted') frozen(e.at); });
+    const flow = h.submit({ design: h.state.design, conclusion: h.state.conclusion }, { ...steps, answersSource: 'the solver window' });
+    this.submitFlow = flow.then((r) => {
+      try { this.opts.onSubmitted?.(r); } catch (e) { logger.error(`onSubmitted: ${errorMessage(e)}`); }
+      logger.info(`submitted; verify: ${r.verify?.summary ?? r.verify?.error ?? 'skipped'}; judge: ${r.judge?.summary ?? r.judge?.error ?? 'skipped'}`);
+      return r;
+    }, (e) => { logger.error(`submit flow: ${errorMessage(e)}`); return undefined; });
+    try {
+      const at = await Promise.race([atFrozen, flow.then(() => atFrozen)]);
+      return { submitted: true, at, state: this.state() };
+    } finally {
+      sub.dispose();
+    }
+  }
+
+  private brief(): ChannelBrief {
+    const t = this.task;
+    return { taskId: t.id, type: t.type, question: t.question, method: t.method, agentInstructions: t.agentInstructions };
+  }
+
+  private state(): SolverState {
+    const h = this.handle;
+    const s = h.state;
+    return {
+      phase: s.phase,
+      finished: s.submitted ? 'submitted' : s.gaveUp ? 'gaveUp' : null,
+      clock: { status: h.clockStatus, workingMs: h.workingMs(), budgetMs: s.clock.budgetMs },
+      design: s.design, conclusion: s.conclusion, notes: s.notes.map((n) => ({ at: n.at, text: n.text })),
+      attested: this.attested, aiAllowed: this.aiAllowed,
+    };
+  }
+
+  lastSubmit(): Promise<SubmitFlowResult | undefined> { return this.submitFlow; }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.submitFlow;
+    await this.serial.catch(() => undefined);
+    await this.handle.release();
+  }
+}
+
+/** The CLI's defaults (src/cli/commands/session.ts): verifier in clean mode, judge by the environment's endpoint or heuristic. */
+function defaultSteps(task: Task): Pick<SubmitFlowOptions, 'verify' | 'judge'> {
+  return { verify: verifyStep(), judge: judgeStep({ task, endpoint: endpointFromEnv('judge', process.env) }) };
+}

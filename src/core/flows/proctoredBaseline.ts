@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import { SessionLayout } from '../layout';
+import { log } from '../log';
+import { packageRoot } from '../paths';
+import {
+  type EditorInstall, type Forwarder, type ProctoredContainer,
+  ensureProctoredContainer, findEditorInstall, parseBind, restartProctoredContainer, startForwarder,
+} from '../proctor';
+import { connectDocker, ensureEngine, ensureImage } from '../sandbox';
+import { MARKER_PATH, writeSessionMarker } from '../session/marker';
+import type { Task } from '../tasks/types';
+import { errorMessage } from '../util/errors';
+import { readManifest } from '../workspace/manifest';
+import { startBaselineChannel } from './baselineChannel';
+import { prepareTask } from './prepareTask';
+import type { SubmitFlowResult } from './submit';
+
+const logger = log('proctor');
+
+/** Options of {@link startProctoredBaseline}. */
+export interface ProctoredBaselineOptions {
+  task: Task;
+  /** The session folder: prepared here when it is empty or missing; a prepared session of this task is reused. */
+  sessionDir: string;
+  /** Passed to prepareTask when the session is prepared here. */
+  source?: string;
+  commit?: string;
+  cacheDir?: string;
+  /** `HOST:PORT`, `PORT` or `HOST` for the forwarder (default 127.0.0.1 and a free port). */
+  bind?: string;
+  /** The solver build of the extension (default `<package>/dist/solver`). */
+  solverExtension?: string;
+  /** The editor install (default: findEditorInstall()). */
+  editor?: EditorInstall;
+  /** Whether the session allows AI in the window (default false). */
+  aiAllowed?: boolean;
+  docker?: Docker;
+  /** The session token (default: random). */
+  token?: string;
+  onProgress?: (message: string) => void;
+  /** Called on the host with the full result of a submission (verifier and judge outcomes); the baseliner sees only "submitted". */
+  onSubmitted?: (result: SubmitFlowResult) => void;
+  signal?: AbortSignal;
+}
+
+/** A served proctored window. */
+export interface ProctoredBaseline {
+  /** The link to give the baseliner (holds the token once). */
+  url: string;
+  sessionDir: string;
+  container: ProctoredContainer;
+  forwarder: Forwarder;
+  editor: EditorInstall;
+  /** Closes the forwarder and the channel and stops the container (kept, with its file system; a later serve reattaches). */
+  dispose(): Promise<void>;
+}
+
+/**
+ * `expbench baseline serve`: prepares the task (unless the folder already holds a prepared session
+ * of it), starts the host side of the session channel (`<session>/channel/session.sock`,
+ * startBaselineChannel), the proctored work container (code-server inside, src/core/proctor) and
+ * the forwarder with its token, and waits until the editor answers through it.
+ * @throws ExpBenchError from prepareTask, findEditorInstall, the sandbox and the forwarder; on a
+ *   failure after the channel started, what was started is stopped again
+ */
+export async function startProctoredBaseline(o: ProctoredBaselineOptions): Promise<ProctoredBaseline> {
+  const sessionDir = path.resolve(o.sessionDir);
+  const layout = new SessionLayout(sessionDir);
+  const say = (m: string) => { logger.info(m); o.onProgress?.(m); };
+  const bind = parseBind(o.bind);
+  const editor = o.editor ?? await findEditorInstall();
+  const solverExtension = path.resolve(o.solverExtension ?? path.join(packageRoot(), 'dist', 'solver'));
+
+  if (existsSync(path.join(layout.workspace, MARKER_PATH))) {
+    say(`reusing the prepared session ${sessionDir}`);
+  } else {
+    say(`preparing ${o.task.id} in ${sessionDir}`);
+    await prepareTask({ task: o.task, source: o.source, commit: o.commit, outDir: sessionDir, cacheDir: o.cacheDir, signal: o.signal, onProgress: (p) => say(`${p.step}: ${p.message}`) });
+    await writeSessionMarker(sessionDir, o.task);
+  }
+  const manifest = await readManifest(sessionDir);
+  const docker = o.docker ?? connectDocker();
+  await ensureEngine(docker);
+  await ensureImage(docker, manifest.image);
+
+  const stops: Array<() => Promise<void>> = [];
+  const dispose = async () => {
+    for (const stop of stops.reverse()) await stop().catch((e: unknown) => logger.warn(`stopping: ${errorMessage(e)}`));
+    stops.length = 0;
+  };
+  try {
+    say('starting the session channel');
+    const channel = await startBaselineChannel({ sessionDir, socketPath: path.join(layout.channel, 'session.sock'), aiAllowed: o.aiAllowed, onSubmitted: o.onSubmitted });
+    stops.push(() => channel.dispose());
+    say(`starting the proctored work container (${manifest.image}, no network)`);
+    const container = await ensureProctoredContainer(docker, {
+      sessionDir, task: o.task.id, image: manifest.image, editor, solverExtension, aiAllowed: o.aiAllowed,
+      limits: manifest.environment?.limits?.memoryMiB ? { memoryBytes: manifest.environment.limits.memoryMiB * 1024 * 1024 } : {},
+    });
+    stops.push(async () => { await container.container.stop({ t: 5 }).catch(() => undefined); });
+    const forwarder = await startForwarder({
+      socketPath: container.editorSocket, host: bind.host, port: bind.port, token: o.token,
+      restart: () => restartProctoredContainer(docker, container.container, container.editorSocket),
+    });
+    stops.push(() => forwarder.close());
+    await forwarder.waitForEditor();
+    say(`the proctored window answers on ${forwarder.origin}`);
+    return { url: forwarder.url, sessionDir, container, forwarder, editor, dispose };
+  } catch (e) {
+    await dispose();
+    throw e;
+  }
+}

@@ -1,0 +1,178 @@
+import { scanNumbers, type FoundNumber } from './numbers';
+
+/**
+ * The numbers a run produced, each with its label (rules below), and the word rules that decide
+ * whether a label names the quantity a claim's sentence talks about. Pure; used by the claims
+ * check (claims.ts) for the verifier, the Conclusion panel and Submit alike.
+ *
+ * ## A produced number (one line of an output at a time)
+ * Every number of the line (scanNumbers, non-strict) except:
+ * - a number inside a name: glued to a letter or `_` before it (`f1`, `layer3`, `x86`), or to a
+ *   letter after it that is not a unit (`3rd`, `2D`);
+ * - a number inside a formula: next to `*`, `/` or `^`, or next to a binary `+`/`-` (an operand
+ *   on both sides: `0.5 + 0.4*sin(…)`, `f + 0.2`); `=` and `:` do not make a formula.
+ * A number after `±`, `+-` or `+/-` is the uncertainty of the number before it (`0.00331+-0.00043`
+ * gives 0.00331 and the uncertainty 0.00043, never −0.00043).
+ *
+ * ## Its label
+ * The words between the previous number (or a `,` `;` `|` tab separator, or the line start) and
+ * the number: `ECE after scaling = 0.0123` → "ECE after scaling"; `"test_accuracy": 0.905` →
+ * "test_accuracy"; at most its last 6 words. When that stretch has no word (`ECE: 0.0322 -> 0.0123`, an uncertainty), the
+ * label of the previous number on the line is kept, or else the line's words before the number
+ * (`control smECE (calibrated, 5 folds): 0.02459` → "control smECE (calibrated,  folds)"). Rows of a table without a header on the same
+ * line have no label (a known miss: the header line is not read).
+ */
+
+/** A number a run printed, with where and under which label. */
+export interface ProducedNumber extends FoundNumber {
+  source: string;
+  /** 1-based line in `source`. */
+  line: number;
+  /** The label as written (may be empty). */
+  label: string;
+  /** Normalised words of the label (see {@link wordsOf}); generic words removed. */
+  labelWords: string[];
+  /** Output group (one run or record); derived claims combine numbers of one group only. */
+  group: string;
+}
+
+/** Words that do not name a quantity on their own (split, set, statistic or position words). */
+const GENERIC = new Set(['test', 'train', 'training', 'val', 'valid', 'validation', 'dev', 'eval', 'evaluation', 'before', 'after',
+  'mean', 'avg', 'average', 'std', 'stdev', 'sd', 'se', 'final', 'best', 'total', 'value', 'result', 'score', 'metric', 'overall',
+  'new', 'old', 'current', 'epoch', 'step', 'seed', 'run', 'iter', 'iteration', 'fold', 'the', 'and', 'of', 'to', 'in', 'on', 'at',
+  'is', 'was', 'for', 'with', 'from', 'by', 'an', 'a', 'we', 'it', 'its', 'this', 'that', 'are', 'were', 'be', 'as', 'or', 'vs',
+  'set', 'split', 'data', 'model', 'per', 'all', 'stayed', 'reached', 'gave', 'got', 'has', 'have', 'our', 'than', 'while']);
+
+/** Words whose label marks a position or index, not a measured quantity (`seed 3`, `epoch 12`). */
+const INDEX_WORDS = /(?:^|\s)(?:seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)\s*[:=#]?\s*$/i;
+
+/**
+ * Normalised words of a text: split at characters other than letters and digits (words of digits
+ * only dropped; `f1`, `r2` kept), snake_case and camelCase (`smECE` → sm, ece),
+ * lower-cased, a plural `s` dropped (words of 4+ letters), generic words removed.
+ */
+export function wordsOf(text: string): string[] {
+  const parts = text.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/);
+  const out = new Set<string>();
+  for (const p of parts) {
+    if (p.length < 2 || /^\d+$/.test(p)) continue;
+    const w = p.length >= 4 && p.endsWith('s') && !p.endsWith('ss') ? p.slice(0, -1) : p;
+    if (!GENERIC.has(w) && !GENERIC.has(p)) out.add(w);
+  }
+  return [...out];
+}
+
+const initials = (ws: string[]) => ws.map((w) => w[0]).join('');
+
+/**
+ * True when the label's words and the sentence's words name the same quantity: a shared word, one
+ * a prefix of the other (3+ letters: `acc`/`accuracy`), or an acronym of consecutive words of the
+ * other side (`ece` = expected calibration error, `mse` = mean squared error), also at the end of
+ * a word (`smece` ends with `ece`). `sentenceSeq` is the sentence's words in order (for acronyms).
+ */
+export function namesSame(labelWords: string[], sentenceWords: Set<string>, sentenceSeq: string[], labelSeq: string[] = labelWords): boolean {
+  for (const l of labelWords) {
+    for (const s of sentenceWords) {
+      if (l === s) return true;
+      const [a, b] = l.length <= s.length ? [l, s] : [s, l];
+      if (a.length >= 3 && b.startsWith(a)) return true;
+    }
+    if (l.length >= 2 && l.length <= 6 && hasAcronym(l, sentenceSeq)) return true;
+  }
+  for (const s of sentenceWords) if (s.length >= 2 && s.length <= 6 && hasAcronym(s, labelSeq)) return true;
+  return false;
+}
+
+function hasAcronym(word: string, seq: string[]): boolean {
+  for (let k = 2; k <= Math.min(word.length, seq.length); k++) {
+    const tail = word.slice(word.length - k);
+    if (word.length - k > 0 && k < 3) continue; // a suffix acronym needs 3+ letters (smece → ece)
+    for (let i = 0; i + k <= seq.length; i++) if (initials(seq.slice(i, i + k)) === tail) return true;
+  }
+  return false;
+}
+
+/** Words of `text` in order, generic words kept out (for acronyms). */
+export function wordSeq(text: string): string[] {
+  return text.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z]+/).filter((w) => w.length >= 1 && !GENERIC.has(w));
+}
+
+function nonSpace(text: string, from: number, step: 1 | -1): { ch: string; at: number } {
+  let i = from;
+  while (i >= 0 && i < text.length && /\s/.test(text[i])) i += step;
+  return { ch: text[i] ?? '', at: i };
+}
+
+const OPERAND = /[\p{L}\d_)\]]/u;
+
+/** True when the number at `n` is an operand of a formula (rules in the module docs). */
+function inFormula(line: string, n: FoundNumber): boolean {
+  const before = nonSpace(line, n.index - 1, -1);
+  const after = nonSpace(line, n.index + n.text.length, 1);
+  if ('*/^'.includes(before.ch) && before.ch !== '') return true;
+  if ('*/^'.includes(after.ch) && after.ch !== '') return true;
+  if (n.uncertainty) return false;
+  if ((before.ch === '+' || before.ch === '-') && OPERAND.test(nonSpace(line, before.at - 1, -1).ch)) return true;
+  if ((after.ch === '+' || after.ch === '-') && line.slice(after.at, after.at + 2) !== '+-' && line.slice(after.at, after.at + 3) !== '+/-') {
+    const next = nonSpace(line, after.at + 1, 1).ch;
+    if (next !== '' && /[\p{L}\d_(.]/u.test(next)) return true;
+  }
+  return false;
+}
+
+function inName(line: string, n: FoundNumber): boolean {
+  const prev = line[n.index - 1] ?? '';
+  const next = line[n.index + n.text.length] ?? '';
+  return /[\p{L}_]/u.test(prev) || (n.unit === undefined && /[\p{L}_]/u.test(next));
+}
+
+const NUMBER_TEXT = /(?<![\p{L}\d_.])[-+]?\d[\d.,eE+-]*/gu;
+
+/** The words of `row` before `index`, numbers taken out ('' when there is no word). */
+function linePrefix(row: string, index: number): string {
+  const prefix = row.slice(0, index).replace(NUMBER_TEXT, ' ').replace(/[\s:="'(,]+$/, '').trim();
+  return wordsOf(prefix).length ? tail(prefix) : '';
+}
+
+/** The last {@link LABEL_WORDS} words of a label (a long line's prefix is not all label). */
+function tail(label: string): string {
+  const parts = label.split(/\s+/);
+  return parts.length > LABEL_WORDS ? parts.slice(-LABEL_WORDS).join(' ') : label;
+}
+
+/** Words kept of a label, at most. */
+export const LABEL_WORDS = 6;
+
+/**
+ * The produced numbers of one output text (rules in the module docs), line by line.
+ * @param group the run or record the text belongs to (derived claims stay within one group)
+ */
+export function producedNumbers(source: string, text: string, group = ''): ProducedNumber[] {
+  const out: ProducedNumber[] = [];
+  const lines = text.split('\n');
+  for (let li = 0; li < lines.length; li++) {
+    const line = lines[li];
+    if (!/\d/.test(line)) continue;
+    const row = line.length > 20_000 ? line.slice(0, 20_000) : line;
+    let prevEnd = 0;
+    let prevLabel = '';
+    for (const n of scanNumbers(row, false)) {
+      if (inName(row, n) || inFormula(row, n)) continue; // part of the text of a label, not a value
+      const seg = row.slice(prevEnd, n.index);
+      prevEnd = n.index + n.text.length;
+      if (INDEX_WORDS.test(seg) && n.bareInteger) continue;
+      const rawLast = (seg.split(/[,;|\t]|\s{3,}/).pop() ?? '').replace(/^[\s{[("':,=]+|[\s:="'(,]+$/g, '').trim();
+      const last = tail(rawLast);
+      const lastWords = n.uncertainty ? [] : wordsOf(last);
+      const label = lastWords.length === 0 ? (prevLabel || linePrefix(row, n.index)) : last;
+      prevLabel = label;
+      // built field by field: an object spread here costs ten times the scan
+      const pn: ProducedNumber = { text: n.text, value: n.value, decimals: n.decimals, index: n.index, bareInteger: n.bareInteger,
+        source, line: li + 1, label, labelWords: label === last ? lastWords : wordsOf(label), group };
+      if (n.unit !== undefined) pn.unit = n.unit;
+      if (n.uncertainty) pn.uncertainty = true;
+      out.push(pn);
+    }
+  }
+  return out;
+}

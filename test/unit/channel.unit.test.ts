@@ -1,0 +1,268 @@
+import * as assert from 'node:assert/strict';
+import { promises as fsp } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ChannelClient } from '../../src/core/channel/client';
+import { ATTESTATION_RULES } from '../../src/core/channel/protocol';
+import { startBaselineChannel, type BaselineChannel } from '../../src/core/flows/baselineChannel';
+import { judgeStep } from '../../src/core/flows/judge';
+import { prepareTask } from '../../src/core/flows/prepareTask';
+import { verifyStep } from '../../src/core/flows/verify';
+import { SessionLayout } from '../../src/core/layout';
+import { bundledDatasetDir } from '../../src/core/paths';
+import { removeWorkContainer } from '../../src/core/sandbox';
+import { readEvents } from '../../src/core/session/events';
+import { writeSessionMarker } from '../../src/core/session/marker';
+import { readState } from '../../src/core/session/store';
+import { findTask, loadDatasets } from '../../src/core/tasks/loader';
+import type { Task } from '../../src/core/tasks/types';
+import { requireDocker } from '../harness/docker';
+import { makeSessionFolder } from './session-fixtures';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const design = (freeText: string) => ({ constants: [], independent: [], dependent: [], freeText });
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** One raw JSON-Lines exchange over the socket (for malformed requests the client would never send). */
+function rawExchange(socketPath: string, lines: string[], expect: number): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(socketPath);
+    let buf = '';
+    const got: unknown[] = [];
+    s.on('connect', () => s.write(lines.join('\n') + '\n'));
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => {
+      buf += d;
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) { got.push(JSON.parse(buf.slice(0, nl))); buf = buf.slice(nl + 1); }
+      if (got.length >= expect) { s.destroy(); resolve(got); }
+    });
+    s.on('error', reject);
+  });
+}
+
+/**
+ * The host channel of a proctored window (issue 13) on a real unix socket and real session folders:
+ * the host is the only writer and stamps events; the solver's client queues while the host is away.
+ */
+describe('baseline channel (flows/baselineChannel, channel/client)', function () {
+  this.timeout(60_000);
+  let task: Task;
+  const cleanup: string[] = [];
+  const channels: BaselineChannel[] = [];
+  const clients: ChannelClient[] = [];
+  before(async () => { task = findTask(await loadDatasets([bundledDatasetDir()]), 'sample/toycal/0')!; });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.dispose();
+    for (const c of channels.splice(0)) await c.dispose();
+  });
+  after(async () => { for (const d of cleanup) await fsp.rm(d, { recursive: true, force: true }).catch(() => undefined); });
+
+  async function session(): Promise<{ layout: SessionLayout; sock: string; queue: string }> {
+    const layout = await makeSessionFolder();
+    cleanup.push(layout.root);
+    await writeSessionMarker(layout.root, task);
+    return { layout, sock: path.join(layout.root, 'channel', 'session.sock'), queue: path.join(layout.root, 'channel', 'solver-queue.jsonl') };
+  }
+  const serve = async (sessionDir: string, socketPath: string, extra: Partial<Parameters<typeof startBaselineChannel>[0]> = {}) => {
+    const c = await startBaselineChannel({ sessionDir, socketPath, ...extra });
+    channels.push(c);
+    return c;
+  };
+  const client = (socketPath: string, queueFile: string) => {
+    const c = new ChannelClient({ socketPath, queueFile, retryMs: 50 });
+    clients.push(c);
+    return c;
+  };
+
+  it('hello gives the brief without ground truth; the clock waits for the attestation; events carry the host\'s time', async () => {
+    const { layout, sock, queue } = await session();
+    await serve(layout.root, sock);
+    assert.equal((await fsp.stat(sock)).mode & 0o777, 0o666, 'connectable by the container\'s user');
+    const c = client(sock, queue);
+    await c.start();
+    await until('connected', () => c.status.connected);
+    const hello = await c.call('hello', { client: 'test' });
+    assert.ok(!hello.queued);
+    if (hello.queued) return;
+    assert.equal(hello.result.brief.question, task.question);
+    assert.deepEqual(Object.keys(hello.result.brief).sort(), ['agentInstructions', 'method', 'question', 'taskId', 'type']);
+    const text = JSON.stringify(hello.result);
+    assert.ok(!text.includes(task.expectedOutcome.slice(0, 60)), 'no expected_outcome in hello');
+    assert.equal(hello.result.aiAllowed, false);
+    assert.deepEqual(hello.result.rules, [...ATTESTATION_RULES]);
+
+    await assert.rejects(c.call('clock', { op: 'start' }), /has not attested yet/);
+    await assert.rejects(c.call('attest', { baseliner: 'b-017', rules: ATTESTATION_RULES.slice(0, 2) }), /every rule must be accepted/);
+    await assert.rejects(c.call('attest', { baseliner: '  ', rules: [...ATTESTATION_RULES] }), /a name or id is needed/);
+    const before = Date.now();
+    const att = await c.call('attest', { baseliner: 'b-017', rules: [...ATTESTATION_RULES] });
+    assert.ok(!att.queued && att.result.attested?.baseliner === 'b-017');
+    await c.call('aiSettings', { off: true, settings: { 'chat.disableAIFeatures': true } });
+    await c.call('clock', { op: 'start' });
+    // A client cannot date its own events: an `at` it sends is not part of the schema and is dropped.
+    await c.call('addNote', { text: 'found the loader', at: '1999-01-01T00:00:00.000Z' } as never);
+    await c.call('setDesign', { design: design('vary T') });
+    const st = await c.call('setConclusion', { text: 'ECE goes down' });
+    assert.ok(!st.queued && st.result.clock.status === 'running' && st.result.conclusion === 'ECE goes down');
+    const after = Date.now();
+    await until('events on disk', async () => (await readEvents(layout.events)).events.some((e) => e.type === 'note.added'));
+    const events = (await readEvents(layout.events)).events;
+    const mine = events.filter((e) => ['baseliner.attested', 'ai.settings', 'clock.started', 'note.added'].includes(e.type));
+    assert.deepEqual(mine.map((e) => e.type), ['baseliner.attested', 'ai.settings', 'clock.started', 'note.added']);
+    for (const e of mine) {
+      const t = Date.parse(e.at);
+      assert.ok(t >= before - 5 && t <= after + 5, `${e.type} stamped by the host (${e.at})`);
+    }
+    const att0 = mine[0];
+    assert.ok(att0.type === 'baseliner.attested' && att0.baseliner === 'b-017' && att0.aiAllowed === false && att0.rules.length === ATTESTATION_RULES.length);
+    const ai = mine[1];
+    assert.ok(ai.type === 'ai.settings' && ai.off && !ai.allowed);
+    assert.equal(events.find((e) => e.type === 'session.opened')?.type === 'session.opened' && (events.find((e) => e.type === 'session.opened') as { client: string }).client, 'solver');
+  });
+
+  it('bad input: non-JSON is ignored, a bad request or unknown method is answered by its id with a named error', async () => {
+    const { layout, sock } = await session();
+    await serve(layout.root, sock);
+    const out = await rawExchange(sock, [
+      'this is not json',
+      JSON.stringify({ id: 'a', method: 'rm -rf', params: {} }),
+      JSON.stringify({ id: 'b', method: 'addNote', params: { text: 42 } }),
+      JSON.stringify({ id: 'c', method: 'setPhase', params: { phase: 'judging' } }),
+    ], 3) as Array<{ id: string; error?: { code: string; message: string } }>;
+    const byId = Object.fromEntries(out.map((r) => [r.id, r]));
+    assert.match(byId.a.error!.message, /bad request: method/);
+    assert.equal(byId.b.error!.code, 'BAD_INPUT');
+    assert.match(byId.b.error!.message, /^addNote params: text/);
+    assert.match(byId.c.error!.message, /^setPhase params: phase/);
+    assert.equal((await readState(layout.state))?.notes.length ?? 0, 0, 'nothing was written');
+  });
+
+  it('the host is not running: edits queue in memory and in the channel folder, survive a reload, and flush in order on connect', async () => {
+    const { layout, sock, queue } = await session();
+    const first = client(sock, queue);
+    await first.start();
+    await until('a failed attempt', () => first.status.lastError !== undefined);
+    assert.equal(first.status.connected, false);
+    await assert.rejects(first.call('hello', {}), /the host side is not running/);
+    assert.deepEqual(await first.call('attest', { baseliner: 'b-1', rules: [...ATTESTATION_RULES] }), { queued: true });
+    await first.call('addNote', { text: 'note 1' });
+    await first.call('setDesign', { design: design('draft a') });
+    await first.call('setDesign', { design: design('draft b') }); // coalesced with the one before
+    await first.call('addNote', { text: 'note 2' });
+    await first.call('setPhase', { phase: 'implementation' });
+    assert.equal(first.status.queued, 5);
+    const file = (await fsp.readFile(queue, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).method);
+    assert.deepEqual(file, ['attest', 'addNote', 'setDesign', 'addNote', 'setPhase']);
+    first.dispose(); // the window reloads
+
+    const second = client(sock, queue);
+    await second.start();
+    assert.equal(second.status.queued, 5, 'the queue file is read back');
+    await serve(layout.root, sock);
+    await until('flushed', () => second.status.connected && second.status.queued === 0);
+    assert.equal((await fsp.readFile(queue, 'utf8')).trim(), '', 'the queue file is emptied');
+    const hello = await second.call('hello', {});
+    assert.ok(!hello.queued);
+    if (hello.queued) return;
+    assert.deepEqual(hello.result.state.notes.map((n) => n.text), ['note 1', 'note 2']);
+    assert.equal(hello.result.state.design.freeText, 'draft b');
+    assert.equal(hello.result.state.phase, 'implementation');
+    assert.equal(hello.result.state.attested?.baseliner, 'b-1');
+    const types = (await readEvents(layout.events)).events.map((e) => e.type).filter((t) => t !== 'session.opened' && t !== 'answers.saved');
+    assert.deepEqual(types, ['baseliner.attested', 'note.added', 'note.added', 'phase.changed']);
+  });
+
+  it('the host goes away and comes back: the client reconnects, flushes once, and the attestation is read back from the log', async () => {
+    const { layout, sock, queue } = await session();
+    const host = await serve(layout.root, sock);
+    const c = client(sock, queue);
+    await c.start();
+    await until('connected', () => c.status.connected);
+    await c.call('attest', { baseliner: 'b-2', rules: [...ATTESTATION_RULES] });
+    await c.call('clock', { op: 'start' });
+    await host.dispose();
+    channels.splice(channels.indexOf(host), 1);
+    await until('disconnected', () => !c.status.connected);
+    assert.deepEqual(await c.call('addNote', { text: 'while away' }), { queued: true });
+    await c.call('clock', { op: 'pause', reason: 'host away' });
+    assert.equal(c.status.queued, 2);
+    await serve(layout.root, sock);
+    await until('flushed', () => c.status.connected && c.status.queued === 0);
+    const st = await c.call('state', {});
+    assert.ok(!st.queued);
+    if (st.queued) return;
+    assert.equal(st.result.attested?.baseliner, 'b-2', 'restored from baseliner.attested in events.jsonl');
+    assert.equal(st.result.clock.status, 'paused');
+    assert.deepEqual(st.result.notes.map((n) => n.text), ['while away']);
+  });
+
+  it('a repeated request id is done once (a queue flushed after a lost answer)', async () => {
+    const { layout, sock } = await session();
+    await serve(layout.root, sock);
+    const req = JSON.stringify({ id: 'same-1', method: 'addNote', params: { text: 'once' } });
+    const out = await rawExchange(sock, [req, req], 2) as Array<{ id: string; result?: { notes: unknown[] } }>;
+    assert.deepEqual(out.map((r) => r.result?.notes.length), [1, 1]);
+    await until('state on disk', async () => ((await readState(layout.state))?.notes.length ?? 0) > 0);
+    assert.deepEqual((await readEvents(layout.events)).events.filter((e) => e.type === 'note.added').length, 1);
+  });
+
+  describe('submit (Docker for the verifier; heuristic judge)', () => {
+    let docker: import('dockerode');
+    before(async function () { docker = await requireDocker(this); });
+
+    it('submit freezes the answers on the host, runs verifier and judge there, and tells the solver only "submitted"', async () => {
+      const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-channel-submit-'));
+      cleanup.push(tmp);
+      const root = path.join(tmp, 's');
+      await prepareTask({ task, outDir: root, cacheDir: path.join(tmp, 'cache') });
+      await writeSessionMarker(root, task);
+      const l = new SessionLayout(root);
+      const solution = path.join(ROOT, 'samples', 'solutions', 'toy-calibration');
+      await fsp.mkdir(path.join(l.workspace, 'experiments'), { recursive: true });
+      await fsp.copyFile(path.join(solution, 'temperature_scaling.py'), path.join(l.workspace, 'experiments', 'temperature_scaling.py'));
+      await fsp.copyFile(path.join(solution, 'reproduce_exp_bench.sh'), l.script);
+      const answers = JSON.parse(await fsp.readFile(path.join(solution, 'answers.json'), 'utf8')) as { design: string[] | string; conclusion: string };
+      const sock = path.join(root, 'channel', 'session.sock');
+      let hostSaw: unknown;
+      const host = await serve(root, sock, { steps: { verify: verifyStep(), judge: judgeStep({ task, heuristic: true }) }, onSubmitted: (r) => { hostSaw = r; } });
+      const c = client(sock, path.join(root, 'channel', 'solver-queue.jsonl'));
+      try {
+        await c.start();
+        await until('connected', () => c.status.connected);
+        await c.call('attest', { baseliner: 'b-3', rules: [...ATTESTATION_RULES] });
+        await c.call('clock', { op: 'start' });
+        await c.call('setDesign', { design: design(Array.isArray(answers.design) ? answers.design.join('\n') : answers.design) });
+        await c.call('setConclusion', { text: answers.conclusion });
+        const r = await c.call('submit', {});
+        assert.ok(!r.queued);
+        if (r.queued) return;
+        assert.deepEqual(Object.keys(r.result).sort(), ['at', 'state', 'submitted']);
+        assert.equal(r.result.submitted, true);
+        assert.equal(r.result.state.finished, 'submitted');
+        assert.doesNotMatch(JSON.stringify(r.result), /verif|judge|score|E_clean|verdict|gap|met\b/i, 'no scores for the baseliner');
+        await assert.rejects(c.call('submit', {}), /already submitted/);
+
+        const full = await host.lastSubmit();
+        assert.equal(full?.verify?.ok, true, JSON.stringify(full?.verify));
+        assert.match(full!.judge!.summary!, /^heuristic: /);
+        assert.equal(hostSaw, full);
+        const types = (await readEvents(l.events)).events.map((e) => e.type);
+        assert.deepEqual(types.slice(-3), ['submitted', 'verify.finished', 'judge.finished']);
+        await fsp.access(path.join(l.private, 'verify', 'latest.json'));
+        await fsp.access(path.join(l.private, 'judge', 'latest.json'));
+        assert.equal(JSON.parse(await fsp.readFile(l.answers, 'utf8')).conclusion, answers.conclusion);
+      } finally {
+        const manifest = JSON.parse(await fsp.readFile(l.manifest, 'utf8'));
+        if (manifest.sessionId) await removeWorkContainer(docker, manifest.sessionId).catch(() => undefined);
+      }
+    });
+  });
+});
