@@ -47,6 +47,7 @@ class Solver implements vscode.Disposable {
   private rules: string[] = [];
   private warnedOffline = false;
   private toldNoHost = false;
+  private running = false;
   private readonly ticker: NodeJS.Timeout;
   private readonly configWatch: vscode.Disposable;
 
@@ -157,10 +158,10 @@ class Solver implements vscode.Disposable {
         await vscode.window.showTextDocument(uri);
         return;
       }
-      case 'runScript': case 'openTerminal': {
+      case 'runScript': return this.runScript();
+      case 'openTerminal': {
         const t = vscode.window.createTerminal({ name: 'task container', cwd: '/workspace' });
         t.show();
-        if (call.action === 'runScript') t.sendText('bash reproduce_exp_bench.sh');
         return;
       }
       case 'openPatch': case 'refreshPatch':
@@ -181,6 +182,38 @@ class Solver implements vscode.Disposable {
     }
     const result = r.result as unknown;
     if (result && typeof result === 'object' && 'phase' in result) this.setState(result as SolverState);
+  }
+
+  /**
+   * Runs reproduce_exp_bench.sh through the host (channel `runScript`): the host runs it in the work
+   * container and records it; the stepper shows the run and the end of its log. Refused after submit
+   * (by the host too) and while the host is away.
+   */
+  private async runScript(): Promise<void> {
+    if (this.running) return;
+    if (this.state?.finished) {
+      void vscode.window.showWarningMessage('EXP-Bench: this session is finished: no more runs.');
+      return;
+    }
+    await vscode.workspace.saveAll(false);
+    this.running = true;
+    this.render();
+    this.panel.postTransient([{ type: 'section', section: 'phases', state: { kind: 'log', runId: 'current', text: 'running reproduce_exp_bench.sh in the task container (through the host)…\n', reset: true } }]);
+    try {
+      const r = await this.client.call('runScript', {});
+      if (r.queued) return;
+      const { run, logTail, state } = r.result;
+      this.setState(state);
+      this.panel.postTransient([{ type: 'section', section: 'phases', state: { kind: 'log', runId: run.id, text: logTail, reset: true } }]);
+      void vscode.window.setStatusBarMessage(`EXP-Bench: reproduce_exp_bench.sh ${run.exitCode === 0 ? 'succeeded' : `failed (${run.exitCode ?? run.error})`}`, 5000);
+    } catch (e) {
+      const msg = e instanceof Error ? e.message : String(e);
+      void vscode.window.showErrorMessage(`EXP-Bench: cannot run the script: ${msg}`);
+      this.panel.postTransient([{ type: 'section', section: 'phases', state: { kind: 'log', runId: 'error', text: `${msg}\n`, reset: true } }]);
+    } finally {
+      this.running = false;
+      this.render();
+    }
   }
 
   /** A queued edit shown at once (the host's state replaces it on reconnect), so the stepper never shows an older draft. */
@@ -216,7 +249,7 @@ class Solver implements vscode.Disposable {
     }
     this.panel.post([
       { type: 'brief', brief: briefView(this.brief) },
-      { type: 'section', section: 'phases', state: phasesView(this.state, st, Date.now(), this.stateAt) },
+      { type: 'section', section: 'phases', state: phasesView(this.state, st, Date.now(), this.stateAt, this.running) },
     ]);
   }
 

@@ -72,6 +72,12 @@ export class SolverPanel implements vscode.Disposable {
     if (hasError) this.errorShown = true;
   }
 
+  /** Posts messages that are not kept for a reload (a run's log chunk): dropped while the page is not ready. */
+  postTransient(messages: HostMessage[]): void {
+    if (!this.panel || !this.ready || this.errorShown) return;
+    for (const m of messages) void this.panel.webview.postMessage(m);
+  }
+
   private async receive(raw: unknown): Promise<void> {
     const parsed = WebviewMessageSchema.safeParse(raw);
     if (!parsed.success || !this.panel) return;

@@ -11,7 +11,8 @@ import { prepareTask } from '../../src/core/flows/prepareTask';
 import { verifyStep } from '../../src/core/flows/verify';
 import { SessionLayout } from '../../src/core/layout';
 import { bundledDatasetDir } from '../../src/core/paths';
-import { removeWorkContainer } from '../../src/core/sandbox';
+import { DEFAULT_IMAGE, removeWorkContainer } from '../../src/core/sandbox';
+import { ensureWorkContainer } from '../../src/core/sandbox/work';
 import { readEvents } from '../../src/core/session/events';
 import { writeSessionMarker } from '../../src/core/session/marker';
 import { readState } from '../../src/core/session/store';
@@ -204,6 +205,32 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
     assert.deepEqual(st.result.notes.map((n) => n.text), ['while away']);
   });
 
+  it('the host watches the workspace while the channel runs: files written there are file events, caches are not, nothing after dispose', async () => {
+    const { layout, sock } = await session();
+    const host = await serve(layout.root, sock, { watchDebounceMs: 50 });
+    await fsp.mkdir(path.join(layout.workspace, 'experiments', '__pycache__'), { recursive: true });
+    await fsp.mkdir(path.join(layout.workspace, '__pycache__'), { recursive: true });
+    await fsp.writeFile(path.join(layout.workspace, '__pycache__', 'x.pyc'), 'cache');
+    await fsp.writeFile(path.join(layout.workspace, 'experiments', '__pycache__', 'run.cpython-311.pyc'), 'cache');
+    await fsp.writeFile(path.join(layout.workspace, 'experiments', 'run.py'), 'print(1)\n');
+    await fsp.appendFile(path.join(layout.workspace, 'train.py'), 'print("epoch 2")\n');
+    const fileEvents = async () => (await readEvents(layout.events)).events.filter((e) => e.type.startsWith('file.')) as Array<{ type: string; path: string }>;
+    // Not flushed by the test: the watcher records on its own after its quiet time.
+    await until('file events on disk', async () => {
+      const got = await fileEvents();
+      return got.some((e) => e.type === 'file.created' && e.path === 'experiments/run.py') && got.some((e) => e.type === 'file.changed' && e.path === 'train.py');
+    });
+    await host.flushActivity();
+    const got = await fileEvents();
+    assert.deepEqual(got.filter((e) => /pycache|\.pyc$/.test(e.path)), [], 'caches are not recorded');
+    assert.deepEqual(got.map((e) => `${e.type} ${e.path}`).sort(), ['file.changed train.py', 'file.created experiments/run.py']);
+    await host.dispose();
+    channels.splice(channels.indexOf(host), 1);
+    await fsp.writeFile(path.join(layout.workspace, 'after.txt'), 'late');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await fileEvents()).length, 2, 'the watcher stopped with the channel');
+  });
+
   it('a repeated request id is done once (a queue flushed after a lost answer)', async () => {
     const { layout, sock } = await session();
     await serve(layout.root, sock);
@@ -217,6 +244,44 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
   describe('submit (Docker for the verifier; heuristic judge)', () => {
     let docker: import('dockerode');
     before(async function () { docker = await requireDocker(this); });
+
+    it('runScript: the host runs reproduce_exp_bench.sh in the work container, records it, answers exit code and log tail; edits go on meanwhile; refused after the end', async () => {
+      const { layout, sock, queue } = await session();
+      const sessionId = `chan-run-${process.pid}-${Date.now()}`;
+      await fsp.writeFile(layout.script, '#!/bin/bash\necho "from the container: $(pwd)"\nsleep 1\necho done > out.txt\necho oops >&2\nexit 3\n');
+      const { container } = await ensureWorkContainer(docker, { task: task.id, session: sessionId, workspaceDir: layout.workspace, image: DEFAULT_IMAGE, limits: { network: false } });
+      try {
+        await serve(layout.root, sock, { workContainer: async () => container, watchDebounceMs: 50 });
+        const c = client(sock, queue);
+        await c.start();
+        await until('connected', () => c.status.connected);
+        const running = c.call('runScript', {});
+        let runEnded = false;
+        void running.then(() => { runEnded = true; }, () => { runEnded = true; });
+        await new Promise((r) => setTimeout(r, 200));
+        await c.call('addNote', { text: 'while it runs' });
+        assert.equal(runEnded, false, 'a note is answered while the script runs');
+        await assert.rejects(c.call('runScript', {}), /a run of reproduce_exp_bench.sh is going on/);
+        const r = await running;
+        assert.ok(!r.queued);
+        if (r.queued) return;
+        assert.equal(r.result.run.exitCode, 3);
+        assert.ok(r.result.run.durationMs >= 1000, `duration ${r.result.run.durationMs}`);
+        assert.match(r.result.logTail, /from the container: \/workspace[\s\S]*oops/);
+        assert.deepEqual(r.result.state.runs.map((x) => x.id), [r.result.run.id]);
+        assert.equal(await fsp.readFile(path.join(layout.workspace, 'out.txt'), 'utf8'), 'done\n', 'ran in the container on the session\'s workspace');
+        const events = (await readEvents(layout.events)).events;
+        const sr = events.find((e) => e.type === 'script.run');
+        assert.ok(sr && sr.type === 'script.run' && sr.exitCode === 3 && sr.runId === r.result.run.id);
+        assert.match(await fsp.readFile(path.join(layout.root, sr.log), 'utf8'), /from the container[\s\S]*oops/);
+        await until('the run in state.json', async () => ((await readState(layout.state))?.runs.length ?? 0) === 1);
+        await c.call('giveUp', {});
+        await assert.rejects(c.call('runScript', {}), /already submitted or given up: no more runs/);
+        assert.equal((await readEvents(layout.events)).events.filter((e) => e.type === 'script.run').length, 1);
+      } finally {
+        await removeWorkContainer(docker, sessionId).catch(() => undefined);
+      }
+    });
 
     it('submit freezes the answers on the host, runs verifier and judge there, and tells the solver only "submitted"', async () => {
       const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-channel-submit-'));

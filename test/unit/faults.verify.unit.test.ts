@@ -381,13 +381,14 @@ describe('faults: the verifier', function () {
     fs.writeFileSync(path.join(s, 'workspace', 'judge.json'), JSON.stringify(planted));
     const { outcomes, skipped } = await collectOutcomes([dir]);
     const r = await cli(['report', dir, '--json']);
-    const table = JSON.parse(r.stdout || '{}') as { tasks?: unknown[]; skipped?: { file: string; reason: string }[] };
+    // Nothing judged: the report says so and exits 1 (issue 15), naming the skipped session and why;
+    // it prints no table (so no planted score can reach one).
     expectHeld('group 8: planted judge file', {
       workIntact: fs.existsSync(path.join(s, 'workspace', 'judge.json')),
       noCrash: !hasStack(r.stderr),
       says: outcomes.length === 0 && skipped.some((k) => k.file === s && /not judged yet.*expbench judge/.test(k.reason))
-        && r.code === 0 && (table.tasks ?? []).length === 0 && (table.skipped ?? []).some((k) => k.file === s),
-      clean: true, detail: JSON.stringify({ outcomes: outcomes.length, skipped, out: r.stdout.slice(0, 300) }),
+        && r.code === 1 && r.stdout === '' && r.stderr.includes(`skipped ${s}: `) && /nothing to report/.test(r.stderr),
+      clean: true, detail: JSON.stringify({ outcomes: outcomes.length, skipped, out: r.stdout.slice(0, 300), err: r.stderr.slice(0, 300), code: r.code }),
     });
   });
 

@@ -76,7 +76,7 @@ describe('solver build and vsix contents (issue 13)', function () {
   it('the solver stepper view: valid for the shared webview, no runs, claims or results, and says when the host is away', () => {
     const s: SolverState = {
       phase: 'execution', finished: null, clock: { status: 'running', workingMs: 60_000, budgetMs: null },
-      design: { constants: [], independent: [], dependent: [], freeText: '' }, conclusion: '', notes: [], attested: { baseliner: 'b', at: '2026-12-01T10:00:00.000Z' }, aiAllowed: false,
+      design: { constants: [], independent: [], dependent: [], freeText: '' }, conclusion: '', notes: [], attested: { baseliner: 'b', at: '2026-12-01T10:00:00.000Z' }, aiAllowed: false, runs: [],
     };
     const away = phasesView(s, { connected: false, queued: 3, lastError: 'ECONNREFUSED' }, 10_000, 5_000);
     assert.ok(PhasesViewSchema.safeParse(away).success);
@@ -86,6 +86,11 @@ describe('solver build and vsix contents (issue 13)', function () {
     assert.match(away.container.message!, /host side is not running \(ECONNREFUSED\): 3 change\(s\) queued/);
     assert.deepEqual([away.runs, away.claims, away.results, away.patch], [[], [], [], null]);
     assert.equal(phasesView({ ...s, clock: { ...s.clock, status: 'paused' } }, { connected: true, queued: 0 }, 10_000, 5_000).clock.workingMs, 60_000);
+    // The host's runs (reproduce_exp_bench.sh run through the channel) are listed; `running` while one goes on.
+    const run = { id: 'run-1', startedAt: '2026-12-01T10:01:00.000Z', exitCode: 1, durationMs: 1500 };
+    const withRun = phasesView({ ...s, runs: [run] }, { connected: true, queued: 0 }, 10_000, 5_000, true);
+    assert.ok(PhasesViewSchema.safeParse(withRun).success);
+    assert.deepEqual([withRun.runs, withRun.running], [[run], true]);
   });
 
   it('the vsix (vsce listFiles on the real .vscodeignore) holds the solver build and no solution; only the researcher sample holds the task', async () => {

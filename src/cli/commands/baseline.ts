@@ -44,9 +44,16 @@ export function register(program: Command): void {
       process.stderr.write(`proctored window for ${task.id} (container ${served.container.name}); open this link once in the baseliner's browser:\n`);
       console.log(served.url);
       await new Promise<void>((resolve) => {
-        const stop = () => { process.stderr.write('expbench: stopping the proctored window…\n'); resolve(); };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        // A second Ctrl-C while stopping is answered, not left to kill node with the container running.
+        let stopping = false;
+        const stop = () => {
+          if (stopping) { process.stderr.write('expbench: still stopping the work container (files are kept)…\n'); return; }
+          stopping = true;
+          process.stderr.write('expbench: stopping the proctored window…\n');
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
       });
       await served.dispose();
     });

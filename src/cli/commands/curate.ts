@@ -1,4 +1,7 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import { ExpBenchError } from '../../core/errors';
+import { validateTask, type ValidationRecord } from '../../core/flows/validateTask';
+import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { lintTasks } from '../../core/curation/lint';
 import { LINT_RULES, type LintReport } from '../../core/curation/types';
 import { datasetDirs } from '../datasets';
@@ -35,6 +38,78 @@ export function register(program: Command): void {
         process.removeListener('SIGINT', onSigint);
       }
     });
+  registerValidate(curate);
+}
+
+const collect = (v: string, acc: string[]) => [...acc, v];
+const positive = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError(`${name} must be a positive number, got "${v}"`);
+  return n;
+};
+
+/**
+ * `expbench curate validate ID [--source …] [--commit …] --run CMD --out DIR [--json]`: runs the
+ * curator-confirmed command on the unmasked checkout at the pin, in the task's environment
+ * (src/core/flows/validateTask.ts, docs/curation.md "Validate by running"). Without `--run`, prints
+ * the task's usage instructions as the suggestion and exits 2. Exit 0 when the run was recorded
+ * (whatever its result); with `--check`, 1 unless it exited 0 and every claim was found or derived.
+ */
+function registerValidate(curate: Command): void {
+  curate.command('validate').argument('<id>', 'task id <conference>/<paperId>/<index>')
+    .option('--run <command>', 'the command to run (bash -c) in the checkout\'s root: the usage instructions or the ground-truth script chain, as the curator confirmed it')
+    .option('--out <dir>', 'output folder: validation.json and the logs')
+    .option('--source <url|path>', 'the paper\'s repository (default: the curation file\'s, else the task\'s code_url)')
+    .option('--commit <sha>', 'commit (default: the curation file\'s pin, else the source\'s HEAD)')
+    .option('--image <tag>', 'image (default: the curation file\'s baseImage, else expbench/sandbox:1)')
+    .option('--timeout <seconds>', 'time limit of the run (default: the curation file\'s, else 3600)', positive('--timeout'))
+    .option('--scratch-mib <MiB>', 'size cap of the scratch folder holding the checkout and the run\'s files (default 1024)', positive('--scratch-mib'))
+    .option('--dataset <dir>', 'dataset folder (repeatable; default: $EXPBENCH_DATASETS, plus the bundled sample)', collect, [])
+    .option('--no-sample', 'leave out the bundled sample task')
+    .option('--cache <dir>', 'pristine clone cache (default: ~/.cache/expbench/pristine)')
+    .option('--json', 'print the record as JSON')
+    .option('--check', 'exit 1 unless the command exited 0 and every claim was found or derived')
+    .description('validate a task by running its ground truth at the pin, in its environment, and checking expected_outcome\'s numbers')
+    .action(async (id: string, opts) => {
+      const dirs = datasetDirs(undefined, opts);
+      const task = findTask(await loadDatasets(dirs), id);
+      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      if (opts.run === undefined || opts.out === undefined) {
+        console.error(`expbench: give the command to run (--run) and an output folder (--out). The task's usage instructions suggest:\n${task.usageInstructions || '(none)'}`);
+        process.exitCode = 2;
+        return;
+      }
+      const ac = new AbortController();
+      const onSigint = () => { process.stderr.write('expbench: cancelling…\n'); ac.abort(); };
+      process.once('SIGINT', onSigint);
+      try {
+        const r = await validateTask({
+          task, run: opts.run, out: opts.out, source: opts.source, commit: opts.commit, image: opts.image, cacheDir: opts.cache,
+          ...(opts.timeout !== undefined ? { limits: { timeoutMs: Math.round(opts.timeout * 1000) } } : {}),
+          ...(opts.scratchMib !== undefined ? { scratchBytes: Math.round(opts.scratchMib * 1024 * 1024) } : {}),
+          signal: ac.signal, onStatus: (m) => { if (!opts.json) console.error(`expbench: ${m}`); },
+        });
+        if (opts.json) printJson(r);
+        else console.log(validationText(r));
+        process.exitCode = opts.check && !(r.exitCode === 0 && r.claims.allProduced) ? 1 : 0;
+      } finally {
+        process.removeListener('SIGINT', onSigint);
+      }
+    });
+}
+
+/** The text form of a validation record: the run's end, then one line per claim. */
+export function validationText(r: ValidationRecord): string {
+  const end = r.timedOut ? `stopped at the time limit (${r.limits.timeoutMs / 1000} s)` : `exit ${r.exitCode}`;
+  const lines = [`${r.taskId} at ${r.commit.slice(0, 12)} of ${r.source} in ${r.image}: ${end} after ${(r.durationMs / 1000).toFixed(1)} s` +
+    `${r.diskFull ? `, scratch folder full (cap ${r.scratchBytes} bytes)` : ''}`];
+  for (const c of r.claims.claims) {
+    const st = c.found ? 'found    ' : c.status === 'derived' ? 'derived  ' : 'NOT FOUND';
+    const w = c.where?.[0];
+    lines.push(`  ${st} ${c.text}${w ? `  (${w.source}:${w.line})` : ''}`);
+  }
+  if (r.claims.note) lines.push(`  ${r.claims.note}`);
+  return lines.join('\n');
 }
 
 /** The text form: one line per finding, then the counts per rule and a summary line. */

@@ -36,7 +36,7 @@ export function register(program: Command): void {
       else {
         for (const p of r.problems) console.log(`${p.severity.padEnd(7)} ${p.file}#${p.pointer} ${p.message}`);
         const by = countBy(r.tasks, (t) => `type ${t.type}`);
-        console.log(`${r.tasks.length} tasks (${Object.entries(by).map(([k, v]) => `${k}: ${v}`).join(', ')}), ` +
+        console.log(`${r.tasks.length} tasks${r.tasks.length ? ` (${Object.entries(by).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}, ` +
           `${r.problems.length} problems (${Object.entries(countBy(r.problems, (p) => p.severity)).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none'}), ` +
           `${r.unreadableFiles.length} unreadable files`);
       }

@@ -37,6 +37,10 @@ export const BriefSchema = z.object({
 });
 export type ChannelBrief = z.infer<typeof BriefSchema>;
 
+/** One run of reproduce_exp_bench.sh in the work container, done by the host (exit code null: killed or engine error). */
+export const RunSummarySchema = z.object({ id: z.string(), startedAt: z.string(), exitCode: z.number().nullable(), durationMs: z.number(), error: z.string().optional() });
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
 /** The session as the solver window sees it: drafts, notes, clock, the attestation; never scores. Durations in ms. */
 export const SolverStateSchema = z.object({
   phase: PhaseSchema,
@@ -48,6 +52,8 @@ export const SolverStateSchema = z.object({
   /** Who attested and when (host time); null before the attestation. */
   attested: z.object({ baseliner: z.string(), at: z.string() }).nullable(),
   aiAllowed: z.boolean(),
+  /** The runs of reproduce_exp_bench.sh so far, oldest first (their logs stay on the host). */
+  runs: z.array(RunSummarySchema),
 });
 export type SolverState = z.infer<typeof SolverStateSchema>;
 
@@ -70,7 +76,12 @@ export const METHODS = {
   /** Freezes the answers (the host's drafts); the host runs verifier and judge afterwards and tells the baseliner nothing of them. */
   submit: { params: z.object({}), result: z.object({ submitted: z.literal(true), at: z.string(), state: SolverStateSchema }) },
   giveUp: { params: z.object({ reason: z.string().max(2000).optional() }), result: SolverStateSchema },
+  /** Runs reproduce_exp_bench.sh in the work container on the host's side, recorded (`script.run` and its log on the host); the last {@link RUN_LOG_TAIL_CHARS} characters of its output come back. */
+  runScript: { params: z.object({}), result: z.object({ run: RunSummarySchema, logTail: z.string(), state: SolverStateSchema }) },
 } as const;
+/** How much of a run's output (its end) the runScript answer carries, characters. */
+export const RUN_LOG_TAIL_CHARS = 4000;
+
 export type ChannelMethod = keyof typeof METHODS;
 export type ChannelParams<M extends ChannelMethod> = z.input<(typeof METHODS)[M]['params']>;
 export type ChannelResult<M extends ChannelMethod> = z.infer<(typeof METHODS)[M]['result']>;

@@ -2,16 +2,20 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { readLinesFrom, writeLine } from '../channel/lines';
+import type Docker from 'dockerode';
 import {
-  ATTESTATION_RULES, METHODS, RequestSchema, type ChannelBrief, type ChannelMethod, type ChannelResponse, type SolverState,
+  ATTESTATION_RULES, METHODS, RUN_LOG_TAIL_CHARS, RequestSchema, type ChannelBrief, type ChannelMethod, type ChannelResponse, type SolverState,
 } from '../channel/protocol';
 import { ExpBenchError } from '../errors';
 import { endpointFromEnv } from '../llm/endpoint';
 import { log } from '../log';
 import { readEvents } from '../session/events';
 import { readTaskSnapshot } from '../session/marker';
+import type { WorkspaceRecorder } from '../session/recorder';
+import { containerExec } from '../session/runs';
 import { isFinished } from '../session/state';
 import type { Task } from '../tasks/types';
+import { WorkspaceWatcher } from '../session/watcher';
 import { errorMessage } from '../util/errors';
 import { judgeStep } from './judge';
 import { SessionService, type SessionHandle } from './sessionService';
@@ -40,6 +44,13 @@ export interface BaselineChannelOptions {
   steps?: Pick<SubmitFlowOptions, 'verify' | 'judge'>;
   /** Called on the host with the full result (scores, gaps) after a submission's flow ends. */
   onSubmitted?: (result: SubmitFlowResult) => void;
+  /**
+   * The session's work container, for `runScript` (reproduce_exp_bench.sh runs there, as in the
+   * researcher window); asked at each run. Without it `runScript` is refused.
+   */
+  workContainer?: () => Promise<Docker.Container>;
+  /** Quiet time of the workspace watcher before a batch of file events is recorded, ms (default: the watcher's). */
+  watchDebounceMs?: number;
 }
 
 /** A running channel. */
@@ -48,6 +59,8 @@ export interface BaselineChannel {
   dispose(): Promise<void>;
   /** The full result of the last submission's flow (host side only), once it ended; undefined before. */
   lastSubmit(): Promise<SubmitFlowResult | undefined>;
+  /** Records the workspace changes seen so far (without the watcher's quiet time); resolves when they are on disk. */
+  flushActivity(): Promise<void>;
 }
 
 /**
@@ -57,11 +70,17 @@ export interface BaselineChannel {
  * made connectable by any local user (mode 0666) because the container's user is not the host's;
  * the folder holding it is the access boundary (only the work container mounts it).
  *
+ * The host also watches the session's workspace for as long as the channel runs (the core's
+ * {@link WorkspaceWatcher}, as the researcher window does: caches, `.git/` and ignored files
+ * excluded) and records `file.created` / `file.changed` / `file.deleted` through the session's
+ * handle: edits made in the proctored window reach the host through the work container's bind mount.
+ *
  * Rules enforced here, not in the window: the clock does not start before `baseliner.attested`;
  * the attestation must accept every rule of {@link ATTESTATION_RULES}; a repeated request id is
  * done once; the submit answer says "submitted" and nothing of the verifier or the judge.
  * @throws ExpBenchError `TASK_NOT_FOUND` naming the session when it has no task snapshot; what
- *   SessionService.open throws; the listen error (e.g. EADDRINUSE when another host serves it).
+ *   SessionService.open throws; WorkspaceWatcher.start's `GIT_FAILED` when the workspace's files
+ *   cannot be listed; the listen error (e.g. EADDRINUSE when another host serves it).
  */
 export async function startBaselineChannel(opts: BaselineChannelOptions): Promise<BaselineChannel> {
   const sessionDir = path.resolve(opts.sessionDir);
@@ -69,12 +88,15 @@ export async function startBaselineChannel(opts: BaselineChannelOptions): Promis
   if (!task) throw new ExpBenchError('TASK_NOT_FOUND', sessionDir, 'the session has no task snapshot private/task.json: prepare it with `expbench prepare`');
   const service = opts.service ?? new SessionService();
   const handle = await service.open(sessionDir, { client: CHANNEL_CLIENT, taskId: task.id });
+  let host: ChannelHost | undefined;
   try {
-    const host = new ChannelHost(handle, task, opts, await readAttestation(handle));
+    host = new ChannelHost(handle, task, opts, await readAttestation(handle));
+    await host.watchWorkspace();
     await host.listen(opts.socketPath);
     return host;
   } catch (e) {
-    await handle.release();
+    if (host) await host.dispose().catch(() => undefined);
+    else await handle.release();
     throw e;
   }
 }
@@ -98,10 +120,25 @@ class ChannelHost implements BaselineChannel {
   private serial: Promise<unknown> = Promise.resolve();
   private disposed = false;
   private readonly aiAllowed: boolean;
+  private readonly recorder: WorkspaceRecorder;
+  private watcher: WorkspaceWatcher | undefined;
+  private running: { abort: AbortController; done: Promise<unknown> } | undefined;
 
   constructor(private readonly handle: SessionHandle, private readonly task: Task, private readonly opts: BaselineChannelOptions,
     private attested: SolverState['attested']) {
     this.aiAllowed = opts.aiAllowed ?? false;
+    this.recorder = handle.workspaceRecorder();
+  }
+
+  /** Starts the workspace watcher on the session's workspace (file events through the handle). */
+  async watchWorkspace(): Promise<void> {
+    this.watcher = await WorkspaceWatcher.start(this.handle.layout.workspace, this.recorder,
+      this.opts.watchDebounceMs !== undefined ? { debounceMs: this.opts.watchDebounceMs } : {});
+  }
+
+  async flushActivity(): Promise<void> {
+    await this.watcher?.flush();
+    await this.recorder.settled();
   }
 
   async listen(socketPath: string): Promise<void> {
@@ -139,6 +176,12 @@ class ChannelHost implements BaselineChannel {
     const { id, method, params } = req.data;
     const earlier = this.seen.get(id);
     if (earlier) return earlier;
+    if (method === 'runScript') {
+      // Not in the serial chain: edits, notes and the clock go on while the script runs.
+      const response = this.run(id, method, params);
+      this.seen.set(id, response);
+      return response;
+    }
     // One request at a time, in arrival order: a flushed queue's edits land in the order made.
     const response = (this.serial = this.serial.then(() => this.run(id, method, params), () => this.run(id, method, params))) as Promise<ChannelResponse>;
     if (method !== 'hello' && method !== 'state') {
@@ -185,6 +228,7 @@ class ChannelHost implements BaselineChannel {
       case 'aiSettings': await h.record({ type: 'ai.settings', off: p.off, allowed: this.aiAllowed, settings: p.settings }); break;
       case 'giveUp': await h.giveUp(p.reason); break;
       case 'submit': return this.submit();
+      case 'runScript': return this.runScript();
     }
     return this.state();
   }
@@ -197,6 +241,7 @@ class ChannelHost implements BaselineChannel {
     const h = this.handle;
     if (isFinished(h.state)) throw new ExpBenchError('SESSION_INVALID', h.layout.root, 'this session was already submitted or given up');
     const steps = this.opts.steps ?? defaultSteps(this.task);
+    await this.flushActivity().catch((e) => logger.error(`recording workspace changes before submit: ${errorMessage(e)}`));
     let frozen!: (at: string) => void;
     const atFrozen = new Promise<string>((resolve) => { frozen = resolve; });
     const sub = h.onDidRecord((e) => { if (e.type === 'submitted') frozen(e.at); });
@@ -214,6 +259,32 @@ class ChannelHost implements BaselineChannel {
     }
   }
 
+  /** One run of reproduce_exp_bench.sh at a time, in the work container, recorded by the handle (`script.run`, private/runs/). */
+  private async runScript(): Promise<unknown> {
+    const h = this.handle;
+    if (isFinished(h.state)) throw new ExpBenchError('SESSION_INVALID', h.layout.root, 'this session was already submitted or given up: no more runs');
+    if (this.running) throw new ExpBenchError('BAD_INPUT', 'runScript', 'a run of reproduce_exp_bench.sh is going on: wait for it to end');
+    if (!this.opts.workContainer) throw new ExpBenchError('SESSION_INVALID', h.layout.root, 'the host has no work container for this session');
+    const abort = new AbortController();
+    let tail = '';
+    const work = (async () => {
+      await this.flushActivity().catch(() => undefined);
+      const container = await this.opts.workContainer!();
+      return h.runScript({
+        exec: containerExec(container), signal: abort.signal,
+        onOutput: (chunk) => { tail = (tail + chunk).slice(-RUN_LOG_TAIL_CHARS); },
+      });
+    })();
+    this.running = { abort, done: work.catch(() => undefined) };
+    try {
+      const r = await work;
+      const run = { id: r.id, startedAt: r.startedAt, exitCode: r.exitCode, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}) };
+      return { run, logTail: tail, state: this.state() };
+    } finally {
+      this.running = undefined;
+    }
+  }
+
   private brief(): ChannelBrief {
     const t = this.task;
     return { taskId: t.id, type: t.type, question: t.question, method: t.method, agentInstructions: t.agentInstructions };
@@ -228,6 +299,7 @@ class ChannelHost implements BaselineChannel {
       clock: { status: h.clockStatus, workingMs: h.workingMs(), budgetMs: s.clock.budgetMs },
       design: s.design, conclusion: s.conclusion, notes: s.notes.map((n) => ({ at: n.at, text: n.text })),
       attested: this.attested, aiAllowed: this.aiAllowed,
+      runs: s.runs.map((r) => ({ id: r.id, startedAt: r.startedAt, exitCode: r.exitCode, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}) })),
     };
   }
 
@@ -238,8 +310,11 @@ class ChannelHost implements BaselineChannel {
     this.disposed = true;
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    if (this.running) { this.running.abort.abort(); await this.running.done; }
     await this.submitFlow;
     await this.serial.catch(() => undefined);
+    await this.watcher?.dispose().catch((e) => logger.error(`stopping the workspace watcher: ${errorMessage(e)}`));
+    await this.recorder.settled().catch(() => undefined);
     await this.handle.release();
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
+import { ExpBenchError } from '../errors';
 import { SessionLayout } from '../layout';
 import { log } from '../log';
 import { packageRoot } from '../paths';
@@ -92,7 +93,13 @@ export async function startProctoredBaseline(o: ProctoredBaselineOptions): Promi
   };
   try {
     say('starting the session channel');
-    const channel = await startBaselineChannel({ sessionDir, socketPath: path.join(layout.channel, 'session.sock'), aiAllowed: o.aiAllowed, onSubmitted: o.onSubmitted });
+    // reproduce_exp_bench.sh runs asked through the channel go to the proctored work container, once it is up.
+    const work: { container?: Docker.Container } = {};
+    const workContainer = async (): Promise<Docker.Container> => {
+      if (!work.container) throw new ExpBenchError('SESSION_INVALID', sessionDir, 'the proctored work container is not started yet');
+      return work.container;
+    };
+    const channel = await startBaselineChannel({ sessionDir, socketPath: path.join(layout.channel, 'session.sock'), aiAllowed: o.aiAllowed, onSubmitted: o.onSubmitted, workContainer });
     stops.push(() => channel.dispose());
     say(`starting the proctored work container (${manifest.image}, no network)`);
     const container = await ensureProctoredContainer(docker, {
@@ -100,6 +107,7 @@ export async function startProctoredBaseline(o: ProctoredBaselineOptions): Promi
       limits: manifest.environment?.limits?.memoryMiB ? { memoryBytes: manifest.environment.limits.memoryMiB * 1024 * 1024 } : {},
     });
     stops.push(async () => { await container.container.stop({ t: 5 }).catch(() => undefined); });
+    work.container = container.container;
     const forwarder = await startForwarder({
       socketPath: container.editorSocket, host: bind.host, port: bind.port, token: o.token,
       restart: () => restartProctoredContainer(docker, container.container, container.editorSocket),

@@ -109,7 +109,12 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
     req.pipe(upstream);
   });
 
+  // Upgraded (WebSocket) sockets leave the server's own bookkeeping, so closeAllConnections() does
+  // not end them: kept here so that close() does not wait for the baseliner's browser to go away.
+  const upgraded = new Set<net.Socket>();
   server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
     socket.on('error', () => socket.destroy());
     if (!hasCookie(req)) {
       socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -144,7 +149,11 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
   return {
     url: `${origin}/?tkn=${token}`, origin, token, port,
     waitForEditor: (ms = readyTimeoutMs) => waitForEditor(o.socketPath, ms),
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+      for (const s of upgraded) s.destroy();
+    }),
   };
 }
 

@@ -74,6 +74,11 @@ export interface CreateContainerOptions {
   openStdin?: boolean;
   /** More labels (for example {@link LABEL_OWNER}); the project's three labels always win. */
   extraLabels?: Record<string, string>;
+  /**
+   * tmpfs mounts, container path → mount options (HostConfig.Tmpfs), e.g. `{ '/scratch': 'size=64m,exec,mode=1777' }`:
+   * a folder whose size the kernel caps (the engine cannot cap a container's own disk here).
+   */
+  tmpfs?: Record<string, string>;
 }
 
 /** A container this project created. */
@@ -134,7 +139,7 @@ export async function createContainer(docker: Docker, opts: CreateContainerOptio
       StdinOnce: opts.openStdin === true,
       AttachStdin: opts.openStdin === true,
       StopTimeout: 2,
-      HostConfig: hostConfigFor(opts.limits, opts.binds, gpus),
+      HostConfig: { ...hostConfigFor(opts.limits, opts.binds, gpus), ...(opts.tmpfs ? { Tmpfs: opts.tmpfs } : {}) },
     });
   } catch (e) {
     if (statusOf(e) === 404 && /image/i.test(engineMessage(e))) {
