@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
+import { archiveInto } from '../git';
 import { connectDocker, ensureEngine } from '../sandbox/connection';
 import { createContainer, LABEL_OWNER } from '../sandbox/containers';
 import { ownerToken } from '../sandbox/processes';
@@ -137,7 +137,7 @@ export async function validateTask(o: ValidateOptions): Promise<ValidationRecord
     await created.container.start();
     const startedAt = new Date();
     status(`running in ${env.image} (limit ${limits.timeoutMs / 1000} s, scratch ${scratchBytes} bytes)`);
-    await feedArchive(pristine.repo, pristine.commit, stream as unknown as NodeJS.WritableStream);
+    await archiveInto(pristine.repo, pristine.commit, stream as unknown as NodeJS.WritableStream);
     timer = setTimeout(() => { timedOut = true; void created.container.kill().catch(() => undefined); }, limits.timeoutMs);
     o.signal?.addEventListener('abort', onAbort, { once: true });
     const waited = await created.container.wait() as { StatusCode: number };
@@ -195,18 +195,3 @@ function wrapperScript(backstopSeconds: number): string {
   ].join('\n');
 }
 
-/** Streams `git archive <commit>` of the bare repository into the container's stdin, then ends it. */
-function feedArchive(repo: string, commit: string, stdin: NodeJS.WritableStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['--git-dir', repo, 'archive', '--format=tar', commit], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
-    child.stdout.pipe(stdin as unknown as NodeJS.WritableStream, { end: false });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      stdin.end();
-      if (code === 0) resolve();
-      else reject(new ExpBenchError('SOURCE_UNAVAILABLE', repo, `git archive ${commit} failed: ${err.trim()}`));
-    });
-  });
-}

@@ -10,7 +10,7 @@ export { FULL_SHA } from './sha';
 export { GIT_ENV, LOCAL_REPO_ENV } from './env';
 export { git, missingObjectIn, type GitBytesResult, type GitOptions, type GitResult } from './run';
 export {
-  alternatesEnv, catFileBatch, checkOutCommit, commitTree, listObjects, listTree, packObjectsInto, writeTrees,
+  alternatesEnv, archiveInto, catFileBatch, checkOutCommit, commitTree, listObjects, listTree, packObjectsInto, writeTrees,
   type BatchObject, type ListedEntry, type TreeEntry,
 } from './objects';
 export { addExcludes, configureIfRepository, copyIndex, gitDirOf, hasIndex, initRepository, repositoryTop } from './repo';

@@ -194,3 +194,25 @@ function parseBatch(out: Buffer, count: number): BatchObject[] | undefined {
   return objects;
 }
 
+
+/**
+ * Streams `git archive --format=tar <commit>` of the repository `gitDir` (bare or a `.git` folder)
+ * into `sink`, then ends `sink` (also on failure, so the reader sees the end of its input).
+ * Resolves when git exited 0.
+ * @throws ExpBenchError SOURCE_UNAVAILABLE naming `gitDir`, with git's message, when git fails
+ */
+export function archiveInto(gitDir: string, commit: string, sink: NodeJS.WritableStream, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = startGit([...FIXED_CONFIG, '--git-dir', gitDir, 'archive', '--format=tar', commit], gitEnv(false), { signal });
+    child.stdin.end();
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    child.stdout.pipe(sink, { end: false });
+    child.once('error', (e) => { sink.end(); reject(new ExpBenchError('SOURCE_UNAVAILABLE', gitDir, `cannot run git archive: ${e.message}`, { cause: e })); });
+    child.once('close', (code) => {
+      sink.end();
+      if (code === 0) resolve();
+      else reject(new ExpBenchError('SOURCE_UNAVAILABLE', gitDir, `git archive ${commit} failed: ${err.trim()}`));
+    });
+  });
+}
