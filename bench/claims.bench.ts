@@ -21,6 +21,7 @@
  * The claim's sentence names the quantity of a random labelled number of the group and has the
  * change words of every operation (the least restrictive sentence a real claim could have). Prints the rates and writes them to the bench result.
  */
+import { mulberry32 } from '../src/core/metrics/bootstrap';
 import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
@@ -90,17 +91,8 @@ const PRECISIONS: Array<{ name: string; unit?: string; decimals: number; lo: num
   { name: '2.5x', unit: 'x', decimals: 1, lo: 1, hi: 20 },
 ];
 
-/** A tiny seeded PRNG (mulberry32) so runs are comparable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG so runs are comparable: the metrics room's mulberry32. */
+const rng = mulberry32;
 
 const RULESETS: Array<{ name: string; rules: DerivedRules }> = [
   { name: 'none', rules: { requireWord: false, sameLabel: false, requireNamed: false, sourcesStated: false } },
