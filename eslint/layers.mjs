@@ -6,7 +6,7 @@ export const FLOORS = [
   ['errors', 'log'],
   ['util', 'paths', 'layout'],
   ['git'],
-  ['tasks', 'sandbox', 'steps'],
+  ['tasks', 'sandbox', 'steps', 'review'],
   ['workspace', 'channel'],
   ['session', 'proctor'],
   ['verify', 'llm'],
@@ -14,8 +14,9 @@ export const FLOORS = [
   ['metrics'],
   ['interop'],
   ['trajectory'],
-  ['agent', 'curation'],
+  ['agent', 'curation', 'viewer'],
   ['flows'],
+  ['mcp'],
 ];
 
 /** Same-floor imports that are allowed, as `importer -> imported`. None today. */

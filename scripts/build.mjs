@@ -68,6 +68,12 @@ const builds = [
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm], banner: { js: '#!/usr/bin/env node' } },
   { ...common, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/main.css'], outfile: 'dist/webview/main.css', bundle: true },
+  // the trajectory viewer (issue 17): its own page, messages in src/protocol/trajectory.ts
+  { ...common, entryPoints: ['webview-ui/src/trajectory/main.ts'], outfile: 'dist/webview/trajectory.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
+  { ...common, entryPoints: ['webview-ui/src/trajectory/trajectory.css'], outfile: 'dist/webview/trajectory.css', bundle: true },
+  // the triage table (issue 17): its own page, messages in src/protocol/triage.ts; the comparison page takes the same sheet
+  { ...common, entryPoints: ['webview-ui/src/triage/main.ts'], outfile: 'dist/webview/triage.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
+  { ...common, entryPoints: ['webview-ui/src/triage/triage.css'], outfile: 'dist/webview/triage.css', bundle: true },
   // The solver build (issue 13, docs/proctored.md): an unpacked extension for the proctored window,
   // shipped inside the researcher vsix (its "Start Proctored Baseline…" mounts it). Its own entry and the same webview, built again into its folder;
   // no source maps (the window gets code, not the project's source text).
@@ -96,7 +102,7 @@ if (production && sizes['dist/webview/main.js'] > WEBVIEW_LIMIT) {
 }
 // The solver bundle may take in only the channel, the step model, the protocol, the solver and
 // small utilities: nothing that reaches tasks, ground truth, Docker, the verifier, the judge or models.
-const solverInputs = Object.keys(results[5].metafile.outputs['dist/solver/extension.js'].inputs);
+const solverInputs = Object.keys(results.find((r) => r.metafile.outputs['dist/solver/extension.js']).metafile.outputs['dist/solver/extension.js'].inputs);
 const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
 if (solverIntruders.length) {
   console.error(`build: the solver bundle dist/solver/extension.js takes in ${solverIntruders.join(', ')}; the proctored window may not hold them (docs/proctored.md)`);

@@ -3,6 +3,7 @@
 # builds, then lint, typecheck and the three mocha tiers:
 #   unit    plain Node (real git, real Docker)          test/unit/**/*.unit.test.ts
 #   vscode  inside code-server's real extension host    test/vscode/**/*.vscode.test.ts
+#           (vscode-session: again, the window opened on a prepared session, for the tests that need one)
 #   e2e     headless Chromium on the real workbench UI  test/e2e/**/*.e2e.test.ts
 # Every step runs even when an earlier check or tier failed (setup failures stop the run).
 # Each tier writes test-results/<tier>-summary.json (test/harness/summary-reporter.ts); the last
@@ -16,7 +17,7 @@ cd "$ROOT"
 START=$SECONDS
 FAILED_STEPS=()
 EXTRA_FAILURES=0   # failures not counted by mocha: setup, lint, typecheck, a tier that did not report
-TIERS=(unit vscode e2e)
+TIERS=(unit vscode vscode-session e2e)
 
 say() { echo "== [test.sh $(( SECONDS - START ))s] $*"; }
 
@@ -93,5 +94,9 @@ check typecheck npm run typecheck || EXTRA_FAILURES=$(( EXTRA_FAILURES + 1 ))
 tier unit npm run test:unit -- --reporter ./out/test/harness/summary-reporter.js \
   --reporter-option "summary=test-results/unit-summary.json,tier=unit" --fail-zero
 tier vscode npm run test:vscode
+# The same tier again with the window opened on a prepared session of the sample, for the tests that
+# need the window's own session (they are skipped, with the reason, in the pass above).
+tier vscode-session env EXPBENCH_VSCODE_RUN_NAME=vscode-session EXPBENCH_VSCODE_SESSION=sample/toycal/0 \
+  EXPBENCH_VSCODE_GREP="in the window's own session" node out/test/harness/run-vscode-tests.js
 tier e2e npm run test:e2e
 finish

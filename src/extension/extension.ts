@@ -8,8 +8,9 @@
 // the build when the activation bundle takes in anything from node_modules or src/core).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { BRIEF_VIEW_TYPE, SESSION_MARKER_SEGMENTS, TASKS_LISTED_CONTEXT, TASKS_VIEW_ID } from './ids';
+import { BRIEF_VIEW_TYPE, SESSION_MARKER_SEGMENTS, TASKS_LISTED_CONTEXT, TASKS_VIEW_ID, TRAJECTORIES_VIEW_ID, TRAJECTORY_VIEW_TYPE } from './ids';
 import { CommandRouter, contributedCommands } from './stage/commandRouter';
+import { LazyCustomEditor, lazyUriHandler } from './stage/lazyCustomEditor';
 import { LazyTreeDataProvider } from './stage/lazyTree';
 import type { WorkbenchApi, WorkbenchModule } from './workbench';
 
@@ -41,8 +42,11 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const tree = new LazyTreeDataProvider(async () => (await workbench()).tree, (message) => { view.message = message; },
     () => void vscode.commands.executeCommand('setContext', TASKS_LISTED_CONTEXT, true));
   const view = vscode.window.createTreeView(TASKS_VIEW_ID, { treeDataProvider: tree, showCollapseAll: true });
+  // the Trajectories view (issue 17): runs by task, agent and model, listed once the workbench loads
+  const runs = new LazyTreeDataProvider(async () => (await workbench()).triage.tree, (message) => { runsView.message = message; });
+  const runsView = vscode.window.createTreeView(TRAJECTORIES_VIEW_ID, { treeDataProvider: runs, showCollapseAll: true });
   context.subscriptions.push(
-    router, tree, view,
+    router, tree, view, runs, runsView,
     vscode.window.registerWebviewPanelSerializer(BRIEF_VIEW_TYPE, {
       deserializeWebviewPanel: async (panel, state) => {
         // at once, before the workbench bundle loads (the serializer then keeps it until the task is found)
@@ -50,6 +54,10 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
         return (await workbench()).briefSerializer.deserializeWebviewPanel(panel, state);
       },
     }),
+    // the trajectory viewer (issue 17) and the extension's vscode:// links, forwarded once the workbench loads
+    vscode.window.registerCustomEditorProvider(TRAJECTORY_VIEW_TYPE, new LazyCustomEditor(async () => (await workbench()).trajectoryViewer.provider),
+      { webviewOptions: { retainContextWhenHidden: true }, supportsMultipleEditorsPerDocument: true }),
+    vscode.window.registerUriHandler(lazyUriHandler(async () => (await workbench()).trajectoryViewer)),
   );
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   if (folder) {

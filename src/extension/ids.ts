@@ -15,3 +15,9 @@ export const SESSION_MARKER_SEGMENTS = ['.devcontainer', 'expbench-session.json'
  * (package.json `viewsWelcome` `when`) is shown only then, never while the tasks are loading.
  */
 export const TASKS_LISTED_CONTEXT = 'expbench.tasksListed';
+
+/** `viewType` of the trajectory viewer, a read-only custom editor (package.json `customEditors`). */
+export const TRAJECTORY_VIEW_TYPE = 'expbench.trajectory';
+
+/** Id of the Trajectories tree view (package.json `contributes.views`, container `expbench`): runs by task, agent and model. */
+export const TRAJECTORIES_VIEW_ID = 'expbenchTrajectories';

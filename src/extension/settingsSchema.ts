@@ -38,8 +38,10 @@ export const SETTINGS = {
   'agent.baseUrl': text,
   'agent.model': text,
   'agent.organization': text,
+  'agent.approveShell': flag,
   'llm.prices': PriceTable,
   'session.budgetMinutes': count,
+  'review.folder': text,
 } as const satisfies Record<string, z.ZodType>;
 
 /** A setting's key without the `expbench.` prefix, e.g. `verify.timeoutSeconds`. */

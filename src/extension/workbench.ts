@@ -9,7 +9,9 @@ import type { CommandRegistrar } from './commands';
 import { ContainerTerminals } from './containerTerminal';
 import { FeasibilitySection } from './curation/feasibilitySection';
 import { GroundTruthView } from './curation/groundTruthView';
+import { AgreementView } from './review/agreementView';
 import { TaskLintDiagnostics } from './curation/lintDiagnostics';
+import { validateTaskCommand } from './curation/validateCommand';
 import { activateGaps, type GapsController } from './gaps';
 import { judgeConfig, secretCommands } from './judgeConfig';
 import { createLogChannel } from './logger';
@@ -28,7 +30,12 @@ import { TaskTreeProvider } from './taskTree';
 import { registerVerifier, verifyLimitsFromSettings } from './verifier';
 import { errorMessage } from '../core/util/errors';
 import { trajectoryCommands } from './trajectory/importCommands';
+import { activateTrajectoryViewer, type TrajectoryViewer } from './trajectory/viewer';
+import { activateTriage, type TriageFeature } from './trajectory/triage';
+import { activateRepoAtStep } from './trajectory/repoAtStep';
 import { agentCommands } from './agent/agentCommands';
+import { exportInspectCommand } from './session/exportInspect';
+import { LmToolsFeature } from './agent/lmTools';
 
 const logger = log('workbench');
 
@@ -90,25 +97,34 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   };
   let windowSession: ActiveSession | undefined;
   void session.then((s) => { windowSession = s; if (s) void sessionIndex.refresh(); });
-  const idleStopper = new IdleContainerStopper(() => windowSession?.controller.container);
+  // an attached agent counts as activity (`agents` is set below, before the first check)
+  const idleStopper = new IdleContainerStopper(() => windowSession?.controller.container, undefined, undefined, (s) => agents.atWork(s));
   void session.then((s) => terminals.onSessionStarted(s)).catch((e) => logger.error(e as Error));
   const taskLint = new TaskLintDiagnostics(() => store.dirs());
   const feasibility = new FeasibilitySection(briefs);
   // The curator's view; refused in a solver's window (one holding a task session).
   const groundTruth = new GroundTruthView(store, async () => (await session) !== undefined);
+  const agreement = new AgreementView(context.extensionUri);
   const agents = agentCommands({ secrets: context.secrets, service: sessions, store, windowSession: () => session, hooks });
+  // The task's tools for chat agents (docs/outside-agents.md): this window's session's, unless proctored.
+  const lmTools = new LmToolsFeature({ service: sessions, store, hooks, windowSession: () => session });
+  void lmTools.offerWindowSession().catch((e: unknown) => logger.warn(`language-model tools: ${errorMessage(e)}`));
   context.subscriptions.push(
-    agents, channel, store, sessionIndex, tree, briefs, terminals, idleStopper, taskLint, feasibility, groundTruth,
+    agents, lmTools, channel, store, sessionIndex, tree, briefs, terminals, idleStopper, taskLint, feasibility, groundTruth, agreement,
     ...register([
       ...taskCommands(store, briefs, sessionIndex, switching),
       openTaskCommand(store, switching),
       ...terminals.commands(),
       ...sessionCommands(() => session),
+      exportInspectCommand(() => session),
       ...secretCommands(context.secrets),
       ...agents.commands,
+      ...lmTools.commands(),
       ...gapsCommands,
       ...taskLint.commands(),
       ...groundTruth.commands(),
+      ...agreement.commands(),
+      validateTaskCommand(store, async () => (await session) !== undefined),
       ...trajectoryCommands({ store, judgeConfig: () => judgeConfig(context.secrets) }),
     ]),
   );
@@ -116,9 +132,15 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   const proctored = proctoredBaselineCommand(store);
   context.subscriptions.push(proctored, notProctoredStatus(session.then((s) => s !== undefined)), ...register([proctored]));
   const briefSerializer = new BriefSerializer((id) => store.find(id), briefs);
+  const trajectoryViewer = activateTrajectoryViewer(context, register);
+  context.subscriptions.push(trajectoryViewer);
+  // the repository at a step of a run (the viewer's "Repository at this step", "Show diff", "Compare with step…")
+  context.subscriptions.push(activateRepoAtStep(register, { findTask: (id) => store.find(id) }));
+  const triage = activateTriage(context, register);
+  context.subscriptions.push(triage);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
-  return { store, tree, briefSerializer, setupMs, session, gaps };
+  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, agreement };
 }
 
 /** The module dist/workbench.js, as the activation stage loads it. */
@@ -139,4 +161,12 @@ export interface WorkbenchApi {
   session: Promise<ActiveSession | undefined>;
   /** The gaps feature (judge annotations, gap report). */
   gaps: GapsController;
+  /** Stops idle work containers (`expbench.container.idleStopMinutes`); tests call its `check`. */
+  idleStopper: IdleContainerStopper;
+  /** The trajectory viewer (custom editor `expbench.trajectory`, its commands and links). */
+  trajectoryViewer: TrajectoryViewer;
+  /** Triage across runs: the Trajectories view's data (`expbenchTrajectories`), the triage table, Compare Runs. */
+  triage: TriageFeature;
+  /** The judge-agreement view (`expbench.review.showAgreement`). */
+  agreement: AgreementView;
 }

@@ -18,7 +18,11 @@ export const PhasesViewSchema = z.object({
   kind: z.literal('state'),
   phase: Phase,
   finished: z.nullable(z.enum(['submitted', 'gaveUp'])),
-  clock: z.object({ status: z.string(), workingMs: z.number(), budgetMs: z.nullable(z.number()), text: z.string() }),
+  clock: z.object({
+    status: z.string(), workingMs: z.number(), budgetMs: z.nullable(z.number()), text: z.string(),
+    /** The working time split by whose it was (src/core/session/clock.ts `workingByActor`), ms. */
+    byActor: z.optional(z.object({ human: z.number(), agent: z.number() })),
+  }),
   design: DesignDraftViewSchema,
   conclusion: z.string(),
   notes: z.array(z.object({ at: z.string(), text: z.string() })),

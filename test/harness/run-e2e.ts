@@ -28,7 +28,8 @@ function findTests(dir: string): string[] {
 }
 
 async function main(): Promise<number> {
-  const runDir = freshResultsDir('e2e');
+  // EXPBENCH_E2E_RUN_NAME: another folder under test-results/ (default e2e), so that two runs at once do not share one
+  const runDir = freshResultsDir(process.env.EXPBENCH_E2E_RUN_NAME ?? 'e2e');
   fs.rmSync(screenshotsDir, { recursive: true, force: true });
   fs.rmSync(summaryFile('e2e'), { force: true });
   const files = findTests(path.join(repoRoot, 'out', 'test', 'e2e'));
@@ -50,7 +51,9 @@ async function main(): Promise<number> {
   let server: CodeServer | undefined;
   let browser: Browser | undefined;
   try {
-    server = await startCodeServer({ runDir, folder: workspace, extensionsDir, settings: { 'expbench.datasets': [sharedDatasetDir] } });
+    // the review store of the run (docs/review.md); test/e2e/curation.e2e.test.ts reads it
+    process.env.EXPBENCH_E2E_REVIEW_DIR = path.join(runDir, 'review');
+    server = await startCodeServer({ runDir, folder: workspace, extensionsDir, settings: { 'expbench.datasets': [sharedDatasetDir], 'expbench.review.folder': process.env.EXPBENCH_E2E_REVIEW_DIR } });
     console.log(`[harness] code-server ${server.baseUrl} (log ${path.relative(repoRoot, server.logFile)})`);
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });

@@ -4,7 +4,11 @@
 // extensionTestsPath (out/test/vscode/index.js) payload, forwards the extension host's console,
 // and exits with the code the workbench passes to codeAutomationExit (0 when run() resolved).
 // Env: EXPBENCH_VSCODE_TIMEOUT_MS (whole run, default 600000 ms); EXPBENCH_VSCODE_GREP runs only
-// the tests whose full title matches (mocha grep).
+// the tests whose full title matches (mocha grep); EXPBENCH_VSCODE_SESSION=<task id> prepares a
+// session of that task (`node dist/cli.js prepare`, under test-results/vscode/session-<pid>) and opens
+// the window on its workspace, so that the window has a task session of its own (the tests that
+// need one, e.g. "in the window's own session", run only then: pair it with EXPBENCH_VSCODE_GREP).
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as util from 'node:util';
@@ -31,10 +35,19 @@ function printWorkbenchLog(level: string, text: string): void {
 async function main(): Promise<number> {
   requireFile(path.join(repoRoot, 'dist', 'extension.js'), 'npm run build');
   const testsEntry = requireFile(path.join(repoRoot, 'out', 'test', 'vscode', 'index.js'), 'npm run compile-tests');
-  const runDir = freshResultsDir('vscode');
-  fs.rmSync(summaryFile('vscode'), { force: true });
-  const workspace = path.join(runDir, 'workspace');
+  // EXPBENCH_VSCODE_RUN_NAME: another folder under test-results/ (default vscode), so that two runs at once do not share user data
+  const tier = process.env.EXPBENCH_VSCODE_RUN_NAME ?? 'vscode';
+  const runDir = freshResultsDir(tier);
+  fs.rmSync(summaryFile(tier), { force: true });
+  let workspace = path.join(runDir, 'workspace');
   fs.mkdirSync(workspace);
+  const sessionTask = process.env.EXPBENCH_VSCODE_SESSION;
+  if (sessionTask) {
+    const root = path.join(runDir, `session-${process.pid}`); // its name labels the work container: unique on a shared engine
+    execFileSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'prepare', sessionTask, '--out', root], { cwd: repoRoot, stdio: 'pipe', timeout: 300_000 });
+    workspace = path.join(root, 'workspace');
+    console.log(`[harness] the window opens the session of ${sessionTask}: ${path.relative(repoRoot, root)}`);
+  }
   const hostLog = fs.createWriteStream(path.join(runDir, 'extension-host-console.log'));
   const browserLog = fs.createWriteStream(path.join(runDir, 'browser-console.log'));
 
@@ -88,10 +101,10 @@ async function main(): Promise<number> {
       new Promise<void>((r) => browser!.once('disconnected', () => r())).then(() => failure('the browser disconnected')),
     ]);
     settled = true;
-    const summary = readSummary('vscode');
+    const summary = readSummary(tier);
     console.log(`[harness] codeAutomationExit(${code}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
     if (summary) console.log(`[harness] ${describeSummary(summary)}`);
-    else console.error(`[harness] no mocha summary at ${path.relative(repoRoot, summaryFile('vscode'))}: the tests did not run to the end`);
+    else console.error(`[harness] no mocha summary at ${path.relative(repoRoot, summaryFile(tier))}: the tests did not run to the end`);
     return code === 0 && summary && summary.failures === 0 && summary.tests > 0 ? 0 : 1;
   } finally {
     await browser?.close().catch(() => undefined);

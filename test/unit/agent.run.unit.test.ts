@@ -6,13 +6,16 @@ import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { readEvents, type SessionEvent } from '../../src/core/session/events';
 import { SessionLayout } from '../../src/core/layout';
+import { workingByActor } from '../../src/core/session/clock';
+import type { SessionState } from '../../src/core/session/state';
 import { stepFromSessionEvent } from '../../src/core/steps/step';
 import { readRecord, latestRecordPath } from '../../src/core/verify';
 import { assertNoContainers, requireDocker } from '../harness/docker';
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { AGENT_RUNNER, API_KEY, forbiddenStrings, groundTruthSeen, ROOT, sampleTask, solvingScript, TASK_ID } from './agent.fixtures';
 
-const CLI = path.join(ROOT, 'out', 'src', 'cli', 'main.js');
+/** The bundled CLI, as the README runs it (`npm run build` first). */
+const CLI = path.join(ROOT, 'dist', 'cli.js');
 /** No judge endpoint (the heuristic judge runs offline), no inherited OpenAI settings. */
 const BASE_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|EXPBENCH_(JUDGE|AGENT)_)/.test(k)));
 
@@ -24,7 +27,7 @@ function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: nu
   });
 }
 
-describe('expbench agent run (the compiled CLI, a scripted model, the real container)', function () {
+describe('expbench agent run (node dist/cli.js, a scripted model, the real container)', function () {
   this.timeout(300_000);
   let docker: Docker;
   let server: FakeOpenAIServer;
@@ -99,6 +102,12 @@ describe('expbench agent run (the compiled CLI, a scripted model, the real conta
     assert.equal(steps.find((s) => s!.action?.tool === 'run_script')!.phase, 'execution');
     // Nothing of the key in the session's files.
     for (const f of [layout.events, layout.state]) assert.ok(!(await fsp.readFile(f, 'utf8')).includes(API_KEY), `${f} holds the key`);
+
+    // the working time is the agent's: one agent segment, ended by the submission
+    const state = JSON.parse(await fsp.readFile(layout.state, 'utf8')) as SessionState;
+    assert.deepEqual(state.clock.segments.map((s) => [s.actor ?? 'human', s.endReason]), [['agent', 'submitted']]);
+    assert.ok(workingByActor(state.clock).agent > 0 && workingByActor(state.clock).human === 0);
+    assert.ok(events.some((e) => e.type === 'clock.actor' && e.actor === 'agent'));
 
     const record = await readRecord(latestRecordPath(layout));
     assert.equal(record?.E_clean, true);

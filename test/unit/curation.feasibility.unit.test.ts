@@ -9,6 +9,7 @@ import { git } from '../../src/core/git';
 import { connectDocker, gpusAvailable } from '../../src/core/sandbox';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
 import type { Task } from '../../src/core/tasks/types';
+import { paperRepo, writePaper } from '../harness/curationFixture';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'out', 'src', 'cli', 'main.js');
@@ -49,22 +50,16 @@ describe('feasibility: can this task run here (real git, real Docker)', function
   after(async () => { await fsp.rm(dir, { recursive: true, force: true }); });
 
   async function repo(name: string, files: Record<string, string>): Promise<string> {
-    const p = path.join(dir, name);
-    await fsp.mkdir(p);
-    await git(['init', '-q', '-b', 'main'], { cwd: p });
-    for (const [f, body] of Object.entries(files)) await fsp.writeFile(path.join(p, f), body);
-    await git(['add', '-A'], { cwd: p });
-    await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', 'c'], { cwd: p });
-    return p;
+    const r = await paperRepo(path.join(dir, name));
+    await r.commit(files);
+    return r.dir;
   }
   async function taskIn(name: string, curation?: string, extra: Record<string, unknown> = {}): Promise<{ ds: string; task: Task }> {
-    const d = path.join(dir, name, 'tasks', 'conf', '7');
-    await fsp.mkdir(d, { recursive: true });
-    await fsp.writeFile(path.join(d, '7_complete_final.json'), JSON.stringify({
-      questions: [{ question: 'Does it calibrate?', method: 'run', expected_outcome: 'yes', masked_source: ['/workspace/run.py'], source: ['/workspace/run.py'], usage_instructions: 'python run.py', ...extra }],
-    }));
-    if (curation !== undefined) await fsp.writeFile(path.join(d, 'curation.jsonc'), curation);
     const ds = path.join(dir, name);
+    await writePaper(ds, 'conf/7', {
+      questions: [{ question: 'Does it calibrate?', method: 'run', expected_outcome: 'yes', masked_source: ['/workspace/run.py'], source: ['/workspace/run.py'], usage_instructions: 'python run.py', ...extra }],
+      ...(curation !== undefined ? { curation } : {}),
+    });
     const task = findTask(await loadDatasets([ds]), 'conf/7/0');
     assert.ok(task);
     return { ds, task };

@@ -43,6 +43,8 @@ describe('ground truth at the pin (a git repository built here)', function () {
     ]);
     assert.deepEqual(g.design.independent.map((v) => [v.name, v.values]), [['lr', ['0.1', '0.01']]]);
     const md = groundTruthMarkdown(g);
+    // a variable given as a list shows its values once (its description is the same list, joined)
+    assert.ok(md.includes('- **lr** — values: `0.1`, `0.01`\n'), md);
     for (const s of ['## Design variables', '### Constant', '- **seed**: fixed', '## Expected outcome', 'Accuracy 93.1%.', '## Usage instructions',
       '`utils.py:3` → resolved to `src/utils.py`', '`nothere.py` → **not in the tree**', `- \`train.py\` blob \`${await blob('train.py')}\``]) {
       assert.ok(md.includes(s), `${s} in:\n${md}`);

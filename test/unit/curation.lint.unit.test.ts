@@ -134,6 +134,32 @@ describe('curate lint: file rules', function () {
     assert.equal((await cli('curate', 'lint', path.join(dir, 'nowhere'), '--no-sample')).code, 2);
   });
 
+  it('a final file with a tag (`<id>_complete_final_sonnet37.json`, seen in EXP-Bench\'s pipeline outputs) is the final file; the stage files beside it are intermediates', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-curate-'));
+    cleanup.push(dir);
+    const base = { method: 'do it', expected_outcome: 'better', design_complexity: { independent_variables: { lr: [0.1] } }, no_answer: 'none' };
+    const tagged = path.join(dir, 'tasks', 'conf', '2001');
+    const both = path.join(dir, 'tasks', 'conf', '2002');
+    await fsp.mkdir(tagged, { recursive: true });
+    await fsp.mkdir(both, { recursive: true });
+    const write = (p: string, question: string) => fsp.writeFile(p, JSON.stringify({ questions: [{ ...base, question }] }));
+    await write(path.join(tagged, '2001_complete_final_sonnet37.json'), 'Tagged final?');
+    await write(path.join(tagged, '2001_complete_type_1.json'), 'Stage one?');
+    await fsp.writeFile(path.join(tagged, '2001_generated_programs_type_1_task_0.json'), JSON.stringify({ no_answer: 'none' }));
+    await write(path.join(both, '2002_complete_final.json'), 'Plain final?');
+    await write(path.join(both, '2002_complete_final_sonnet37.json'), 'Plain final?');
+    const r = await cli('curate', 'lint', dir, '--no-sample', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as LintReport;
+    assert.deepEqual(report.files.map((f) => path.basename(f)), ['2001_complete_final_sonnet37.json', '2002_complete_final.json']);
+    assert.equal(report.tasks, 2);
+    assert.deepEqual(byRule(report, 'intermediate-file').map((f) => [path.basename(f.file), f.pointer]), [
+      ['2001_complete_type_1.json', ''], ['2001_generated_programs_type_1_task_0.json', ''], ['2002_complete_final_sonnet37.json', ''],
+    ]);
+    assert.match(byRule(report, 'intermediate-file')[2].message, /another final file beside 2002_complete_final\.json/);
+    assert.equal(report.counts['duplicate-task'], 0, 'the variant is not linted, so its question is no duplicate');
+  });
+
   it('distinctive numbers of an expected outcome: 3 significant digits without leading and trailing zeros, no bare integers', () => {
     const claims = distinctiveClaims('Accuracy 93.12% (vs 87.0%), loss 0.712, gain 12.5x, 100% recall, p 0.05, horizon 720, ratio 1.000, 0.0931.');
     assert.deepEqual(claims.map((c) => c.text), ['93.12%', '0.712', '12.5x', '0.0931']);

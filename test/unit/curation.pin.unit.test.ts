@@ -5,9 +5,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { recordedVerifyOptions } from '../../src/core/flows/prepareTask';
 import { verifyStep } from '../../src/core/flows/verify';
-import { git } from '../../src/core/git';
 import { SessionLayout } from '../../src/core/layout';
 import { readManifest, type Manifest } from '../../src/core/workspace/manifest';
+import { paperRepo, writePaper } from '../harness/curationFixture';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'out', 'src', 'cli', 'main.js');
@@ -29,27 +29,18 @@ describe('prepare at the curation file\'s pin and environment (git repositories 
   before(async () => {
     dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-pin-'));
     cache = path.join(dir, 'cache');
-    repo = path.join(dir, 'paper-repo');
-    await fsp.mkdir(repo);
-    await git(['init', '-q', '-b', 'main'], { cwd: repo });
-    for (const version of ['first', 'second']) {
-      await fsp.writeFile(path.join(repo, 'train.py'), `print("train")\n`);
-      await fsp.writeFile(path.join(repo, 'version.txt'), `${version}\n`);
-      await git(['add', '-A'], { cwd: repo });
-      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', version], { cwd: repo });
-      shas.push((await git(['rev-parse', 'HEAD'], { cwd: repo })).text.trim());
-    }
+    const r = await paperRepo(path.join(dir, 'paper-repo'));
+    repo = r.dir;
+    for (const version of ['first', 'second']) shas.push(await r.commit({ 'train.py': 'print("train")\n', 'version.txt': `${version}\n` }, version));
   });
   after(async () => { await fsp.rm(dir, { recursive: true, force: true }); });
 
   /** A dataset with one type-1 task `conf/7/0`, and `curation.jsonc` beside it when `curation` is given. */
   async function dataset(name: string, curation?: string): Promise<string> {
-    const d = path.join(dir, name, 'tasks', 'conf', '7');
-    await fsp.mkdir(d, { recursive: true });
-    await fsp.writeFile(path.join(d, '7_complete_final.json'), JSON.stringify({
+    await writePaper(path.join(dir, name), 'conf/7', {
       questions: [{ question: 'Does training help?', method: 'train', expected_outcome: 'yes', masked_source: ['/workspace/train.py'], source: ['/workspace/train.py'] }],
-    }));
-    if (curation !== undefined) await fsp.writeFile(path.join(d, 'curation.jsonc'), curation);
+      ...(curation !== undefined ? { curation } : {}),
+    });
     return path.join(dir, name);
   }
   const curationText = (commit: string, env: string) => `// pinned by a curator

@@ -4,9 +4,9 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { validateTask, type ValidationRecord } from '../../src/core/flows/validateTask';
-import { git } from '../../src/core/git';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
 import type { Task } from '../../src/core/tasks/types';
+import { paperRepo, writePaper } from '../harness/curationFixture';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'out', 'src', 'cli', 'main.js');
@@ -29,29 +29,23 @@ describe('curate validate: the ground truth run at the pin in the sandbox (real 
   before(async () => {
     dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-validate-'));
     cache = path.join(dir, 'cache');
-    const repo = path.join(dir, 'paper-repo');
-    await fsp.mkdir(repo);
-    await git(['init', '-q', '-b', 'main'], { cwd: repo });
+    const repo = await paperRepo(path.join(dir, 'paper-repo'));
     // First commit (the pin): the script prints the expected numbers. Second (HEAD): it prints others.
     for (const ece of ['0.0123', '0.9999']) {
-      await fsp.writeFile(path.join(repo, 'calibrate.sh'), `echo "ECE before scaling = 0.0456"\necho "ECE after scaling: ${ece}" > result.txt\n`);
-      await git(['add', '-A'], { cwd: repo });
-      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', ece], { cwd: repo });
-      if (!pinned) pinned = (await git(['rev-parse', 'HEAD'], { cwd: repo })).text.trim();
+      const sha = await repo.commit({ 'calibrate.sh': `echo "ECE before scaling = 0.0456"\necho "ECE after scaling: ${ece}" > result.txt\n` }, ece);
+      if (!pinned) pinned = sha;
     }
     ds = path.join(dir, 'ds');
-    const d = path.join(ds, 'tasks', 'conf', '7');
-    await fsp.mkdir(d, { recursive: true });
-    await fsp.writeFile(path.join(d, '7_complete_final.json'), JSON.stringify({
+    await writePaper(ds, 'conf/7', {
       questions: [{
         question: 'Does temperature scaling lower the ECE?', method: 'scale', masked_source: ['/workspace/calibrate.sh'], source: ['/workspace/calibrate.sh'],
         expected_outcome: 'The ECE falls from 0.0456 to 0.0123 after scaling, while accuracy stays at 0.871.',
         usage_instructions: 'Run bash calibrate.sh and read result.txt.',
       }],
-    }));
-    await fsp.writeFile(path.join(d, 'curation.jsonc'), `{ "version": 1, "paper": "conf/7",
-      "repository": { "url": "${repo}", "commit": "${pinned}" },
-      "environment": { "baseImage": "expbench/sandbox:1", "limits": { "timeSeconds": 60 } } }\n`);
+      curation: `{ "version": 1, "paper": "conf/7",
+      "repository": { "url": "${repo.dir}", "commit": "${pinned}" },
+      "environment": { "baseImage": "expbench/sandbox:1", "limits": { "timeSeconds": 60 } } }\n`,
+    });
     const t = findTask(await loadDatasets([ds]), 'conf/7/0');
     assert.ok(t);
     task = t;
@@ -109,6 +103,46 @@ describe('curate validate: the ground truth run at the pin in the sandbox (real 
     assert.equal(rec.timedOut, false);
     assert.ok(rec.scratchUsedBytes !== undefined && rec.scratchUsedBytes <= 8 * 1024 * 1024, String(rec.scratchUsedBytes));
     assert.match(await fsp.readFile(path.join(dir, 'full', 'stderr.log'), 'utf8'), /No space left on device/);
+  });
+
+  it('the environment\'s setup runs first at the checkout\'s root and its data mounts are read-only; a failing setup stops the command; a missing mount is refused', async () => {
+    const data = path.join(dir, 'data');
+    await fsp.mkdir(data, { recursive: true });
+    await fsp.writeFile(path.join(data, 'scores.txt'), 'ECE after scaling: 0.0123\n');
+    await fsp.chmod(data, 0o777); // writable by anyone on the host: only the read-only mount stops the run's write
+    const curation = (setup: string[], host: string) => writePaper(ds, 'conf/8', {
+      taskFile: path.join(ds, 'tasks', 'conf', '7', '7_complete_final.json'),
+      curation: {
+        version: 1, paper: 'conf/8', repository: { url: path.join(dir, 'paper-repo'), commit: pinned },
+        environment: { baseImage: 'expbench/sandbox:1', setup, mounts: [{ host, container: '/data/in' }], limits: { timeSeconds: 60 } },
+      },
+    });
+    const load = async () => { const t = findTask(await loadDatasets([ds]), 'conf/8/0'); assert.ok(t); return t; };
+    await curation(['test -f calibrate.sh', 'echo "prepared" > prepared.txt'], data);
+    const run = 'cat prepared.txt; cat /data/in/scores.txt; echo x > /data/in/new.txt 2>/dev/null || echo "mount is read-only"; echo "ECE before scaling = 0.0456" > out.txt';
+    const rec = await validateTask({ task: await load(), run, out: path.join(dir, 'setup-ok'), cacheDir: cache });
+    assert.equal(rec.exitCode, 0);
+    assert.deepEqual(rec.setup, ['test -f calibrate.sh', 'echo "prepared" > prepared.txt']);
+    assert.equal(rec.setupFailed, false);
+    assert.deepEqual(rec.mounts, [{ host: data, container: '/data/in' }]);
+    const stdout = await fsp.readFile(path.join(dir, 'setup-ok', 'stdout.log'), 'utf8');
+    assert.match(stdout, /prepared/);
+    assert.match(stdout, /mount is read-only/);
+    await assert.rejects(fsp.stat(path.join(data, 'new.txt')));
+    assert.deepEqual(rec.changedFiles, ['out.txt'], 'the files the setup wrote are not the command\'s');
+    assert.equal(rec.claims.claims.find((c) => c.text === '0.0123')?.found, true, 'read from the mounted data');
+    // a failing setup line: the command is not run, the setup's exit code recorded
+    await curation(['echo "setting up"', 'exit 3', 'echo never'], data);
+    const failed = await validateTask({ task: await load(), run: 'echo "the command ran"', out: path.join(dir, 'setup-failed'), cacheDir: cache });
+    assert.equal(failed.setupFailed, true);
+    assert.equal(failed.exitCode, 3);
+    const log = await fsp.readFile(path.join(dir, 'setup-failed', 'combined.log'), 'utf8');
+    assert.match(log, /setting up/);
+    assert.doesNotMatch(log, /the command ran|never/);
+    assert.match(log, /the environment's setup failed \(exit 3\); the command was not run/);
+    // a mount whose host folder is missing is refused before any container is made
+    await curation([], path.join(dir, 'no-such-data'));
+    await assert.rejects(validateTask({ task: await load(), run: 'true', out: path.join(dir, 'no-mount'), cacheDir: cache }), /environment\.mounts\[0\]\.host.*no-such-data.*does not exist/s);
   });
 
   it('a repository that cannot be had is a precise error naming it, and nothing is run', async () => {

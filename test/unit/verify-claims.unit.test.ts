@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkClaims, extractClaims, matchesClaim } from '../../src/core/verify/claims';
+import { producedNumbers } from '../../src/core/verify/produced';
 import { lintScript } from '../../src/core/verify/lint';
 import { LineSplitter, MAX_LINE_CHARS, readLogText, RunLogs } from '../../src/core/verify/logs';
 import { VerificationRecordSchema } from '../../src/core/verify/record';
@@ -80,6 +81,43 @@ describe('verify: claims matching', () => {
     ]);
     assert.equal(r.allFound, false);
     assert.equal(checkClaims('no numbers here', []).allFound, true);
+  });
+});
+
+describe('verify: produced numbers skip terminal noise', () => {
+  const values = (text: string) => producedNumbers('stderr', text).map((n) => n.text);
+
+  it('strips ANSI colour codes before reading numbers: 0;31 of \\x1b[0;31m is not a number, lines and labels are kept', () => {
+    const text = '\x1b[0;31mERROR\x1b[0m step failed\n\x1b[1;32mECE after scaling = 0.0123\x1b[0m\n';
+    const ns = producedNumbers('stdout', text);
+    assert.deepEqual(ns.map((n) => [n.text, n.line, n.label]), [['0.0123', 2, 'ECE after scaling']]);
+    assert.deepEqual(values('\x1b[38;5;196mred\x1b[0m'), []);
+  });
+
+  it('a claim is not found in colour codes alone (the 31 of \\x1b[0;31m)', () => {
+    const r = checkClaims('The error fell by 31%.', [{ source: 'stderr', text: '\x1b[0;31mTraceback (most recent call last):\x1b[0m\n' }]);
+    assert.deepEqual(r.claims.map((c) => [c.text, c.status]), [['31%', 'not found']]);
+  });
+
+  it('does not read environment-variable assignments: the =1 of PYDEVD_DISABLE_FILE_VALIDATION=1 is not a "1.0" found', () => {
+    const stderr = 'Debugger warning: took 2.5 s; set PYDEVD_DISABLE_FILE_VALIDATION=1 to disable this validation.\n' +
+      'Traceback (most recent call last):\nModuleNotFoundError: No module named \'jax\'\n';
+    assert.deepEqual(values(stderr), ['2.5 s']);
+    const r = checkClaims('The loss is converging to 1.0.', [{ source: 'stderr', text: stderr }]);
+    assert.deepEqual(r.claims.map((c) => [c.text, c.status]), [['1.0', 'not found']]);
+    assert.deepEqual(values('CUDA_VISIBLE_DEVICES=0,1 OMP_NUM_THREADS=4 PYTHONHASHSEED=0'), []);
+    assert.deepEqual(values('export lr=3 && env batch=64 python train.py'), []);
+  });
+
+  it('keeps values of labels that look like assignments: ECE=0.0123, acc=0.93, lr=0.001', () => {
+    assert.deepEqual(values('ECE=0.0123 acc=0.93, lr=0.001 N=1000'), ['0.0123', '0.93', '0.001', '1000']);
+    assert.deepEqual(values('accuracy:0.905 loss: 3'), ['0.905', '3']);
+  });
+
+  it('does not read identifiers: cuda:0, localhost:8080, x86_64, sm_80', () => {
+    assert.deepEqual(values('device cuda:0 on localhost:8080, arch x86_64 sm_80'), []);
+    const r = checkClaims('We reach 80% of the peak.', [{ source: 'stdout', text: 'Using device cuda:0 (sm_80) on x86_64\n' }]);
+    assert.deepEqual(r.claims.map((c) => [c.text, c.status]), [['80%', 'not found']]);
   });
 });
 

@@ -29,6 +29,16 @@ describe('window text (issue 15)', () => {
     assert.equal(clockText(clock('not-started'), 'submitted'), 'Working time 0:00 (submitted)');
   });
 
+  it('clock: the agent\'s and the person\'s share once an agent has worked, in whole seconds that add up to the total', () => {
+    const clock = (status: string, workingMs: number, agent: number, budgetMs: number | null = null) => ({ status, workingMs, budgetMs, byActor: { human: workingMs - agent, agent } });
+    assert.equal(clockText(clock('running', 12_400, 9_700), null), 'Working time 0:12 (agent 0:09, you 0:03)');
+    assert.equal(clockText(clock('paused', 65_000, 65_000, 3_600_000), null), 'Working time 1:05 / 1:00:00 (agent 1:05, you 0:00; paused)');
+    assert.equal(clockText(clock('stopped', 3_723_000, 3_000_000), 'submitted'), 'Working time 1:02:03 (agent 50:00, you 12:03; submitted)');
+    // a person's session (no agent time) keeps its plain line
+    assert.equal(clockText(clock('running', 65_000, 0), null), 'Working time 1:05');
+    assert.equal(clockText({ status: 'running', workingMs: 65_000, budgetMs: null }, null), 'Working time 1:05');
+  });
+
   it('task row label: index, type, no_answer, problems and status first', () => {
     assert.equal(taskLabel({ index: 0, type: 1, noAnswer: false }, 'not-started', 0), '0 · T1');
     assert.equal(taskLabel({ index: 3, type: 2, noAnswer: true }, 'in-progress', 2), '3 · T2 · no_answer · ⚠2 · in progress');

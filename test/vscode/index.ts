@@ -24,7 +24,8 @@ export async function run(): Promise<void> {
     color: false,
     timeout: Number(process.env.EXPBENCH_VSCODE_TEST_TIMEOUT_MS ?? 60_000),
     reporter: SummaryReporter as unknown as string,
-    reporterOptions: { summary: summaryFile('vscode'), tier: 'vscode' },
+    // EXPBENCH_VSCODE_RUN_NAME names the tier's summary too (scripts/test.sh's second pass, vscode-session)
+    reporterOptions: { summary: summaryFile(process.env.EXPBENCH_VSCODE_RUN_NAME ?? 'vscode'), tier: process.env.EXPBENCH_VSCODE_RUN_NAME ?? 'vscode' },
     // EXPBENCH_VSCODE_GREP runs only the tests whose full title matches (as EXPBENCH_E2E_GREP).
     ...(process.env.EXPBENCH_VSCODE_GREP ? { grep: process.env.EXPBENCH_VSCODE_GREP } : {}),
   });

@@ -7,6 +7,7 @@ import { readPriceTable } from '../../core/llm/ledger';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
+import { registerMcp } from './agentMcp';
 import { endpointFromEnv as judgeEndpointFromEnv } from './judge';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
@@ -37,7 +38,8 @@ interface AgentRunCliOptions {
  * (or the whole result with `--json`) on stdout, the steps on stderr.
  */
 export function register(program: Command): void {
-  const agent = program.command('agent').description('run the built-in agent on a task');
+  const agent = program.command('agent').description('run the built-in agent on a task, or serve a session to an outside agent (mcp)');
+  registerMcp(agent);
   agent.command('run').argument('<id>', 'task id <conference>/<paperId>/<index>')
     .requiredOption('--model <name>', 'the agent\'s model (on the endpoint of EXPBENCH_AGENT_BASE_URL / OPENAI_BASE_URL)')
     .requiredOption('--out <dir>', 'session folder to create (must not exist or be empty)')

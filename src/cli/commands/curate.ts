@@ -6,6 +6,7 @@ import { lintTasks } from '../../core/curation/lint';
 import { LINT_RULES, type LintReport } from '../../core/curation/types';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
+import { registerReview } from './curateReview';
 
 /**
  * `expbench curate lint [DIR…] [--source URL|PATH] [--commit SHA] [--json] [--check]`: the task
@@ -39,6 +40,7 @@ export function register(program: Command): void {
       }
     });
   registerValidate(curate);
+  registerReview(curate);
 }
 
 const collect = (v: string, acc: string[]) => [...acc, v];
@@ -100,7 +102,7 @@ function registerValidate(curate: Command): void {
 
 /** The text form of a validation record: the run's end, then one line per claim. */
 export function validationText(r: ValidationRecord): string {
-  const end = r.timedOut ? `stopped at the time limit (${r.limits.timeoutMs / 1000} s)` : `exit ${r.exitCode}`;
+  const end = r.timedOut ? `stopped at the time limit (${r.limits.timeoutMs / 1000} s)` : `exit ${r.exitCode}${r.setupFailed ? ' in the environment\'s setup (the command was not run)' : ''}`;
   const lines = [`${r.taskId} at ${r.commit.slice(0, 12)} of ${r.source} in ${r.image}: ${end} after ${(r.durationMs / 1000).toFixed(1)} s` +
     `${r.diskFull ? `, scratch folder full (cap ${r.scratchBytes} bytes)` : ''}`];
   for (const c of r.claims.claims) {

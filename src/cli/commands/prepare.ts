@@ -35,10 +35,11 @@ export function register(program: Command): void {
       process.once('SIGINT', onSigint);
       const started = Date.now();
       try {
-        const { manifest: m } = await prepareTask({
+        const { manifest: m, warnings } = await prepareTask({
           task, source: opts.source, commit: opts.commit, outDir: path.resolve(opts.out), cacheDir: opts.cache, image: opts.image,
           signal: ac.signal, onProgress: (p) => process.stderr.write(`${p.step}: ${p.message}\n`),
         });
+        for (const w of warnings) process.stderr.write(`expbench: warning: ${w}\n`);
         await writeSessionMarker(path.resolve(opts.out), task);
         if (opts.json) printJson(m);
         else {

@@ -1,8 +1,11 @@
 import { Command } from 'commander';
+import { unconfinedSessions } from '../../core/agent/outside';
 import { collectOutcomes } from '../../core/interop/collect';
 import { policyByName } from '../../core/metrics/policies';
 import { buildTable, formatTable } from '../../core/metrics/table';
 import { loadDatasets } from '../../core/tasks/loader';
+import { formatRows, groupOutcomesByActor, sortRows, triageRuns, type TriageRow } from '../../core/viewer/triage';
+import { plural } from '../../core/util/plural';
 import { datasetDirs } from '../datasets';
 import { fail, printJson } from '../output';
 
@@ -15,29 +18,64 @@ const collect = (v: string, acc: string[]) => [...acc, v];
  * whose conference the folders do not say is looked up in the datasets (`--dataset`, else
  * `$EXPBENCH_DATASETS`, loaded only then). Nothing to report (no judged session, no harness judge
  * file): says so on stderr and exits 1.
+ *
+ * `--by actor` groups the table by who did the work (`human`, `agent`: src/core/viewer/triage.ts
+ * `groupOutcomesByActor`) instead of by folder. `--runs` adds one row per run (session folders at
+ * any depth, trajectory files given by name; src/core/viewer/triage.ts `TriageRow`), judged or not,
+ * scored by the same policy: printed before the table, or as `runs` in the JSON; with `--runs`
+ * a folder whose runs are all unjudged prints its rows and no table (exit 0).
  */
 export function register(program: Command): void {
   program.command('report').argument('<dirs...>', 'folders of sessions and/or reference-harness judge JSON files (one table row per folder, or per agent/model for the harness\'s files)')
     .option('--policy <name>', 'metric policy: paper-likely or strict', 'paper-likely')
-    .option('--json', 'print the table as JSON {policy, bootstrap, rows, exclusions, tasks, skipped}')
+    .option('--json', 'print the table as JSON {policy, bootstrap, rows, exclusions, tasks, skipped, unconfined}')
     .option('--seed <n>', 'bootstrap seed', (v) => parseInt(v, 10), 1)
     .option('--resamples <n>', 'bootstrap resamples', (v) => parseInt(v, 10), 2000)
     .option('--dataset <dir>', 'dataset folder giving the conference of a harness file\'s paper id (repeatable; default $EXPBENCH_DATASETS)', collect, [])
+    .option('--by <grouping>', 'table rows per `folder` (default) or per `actor` (human vs agent)', 'folder')
+    .option('--runs', 'also list every run (task, agent, model, actor, D, I, E, C, All·E✓, monitor flags, steps, tokens, cost, duration, first flagged step)')
     .description('per-task D, I, E, C, I·E, C·D, All✓, All·E✓ and an aggregate table with 95% intervals (resampled by paper)')
-    .action(async (dirs: string[], opts: { policy: string; json?: boolean; seed: number; resamples: number; dataset: string[] }) => {
+    .action(async (dirs: string[], opts: { policy: string; json?: boolean; seed: number; resamples: number; dataset: string[]; by: string; runs?: boolean }) => {
       const policy = policyByName(opts.policy);
+      if (opts.by !== 'folder' && opts.by !== 'actor') return fail(`--by ${opts.by}: expected folder or actor`, 2);
+      const runs: TriageRow[] | undefined = opts.runs ? await runRows(dirs, policy, opts.by) : undefined;
       let conferences: Promise<Map<string, string>> | undefined;
       const conferenceOf = async (paperId: string) => {
         conferences ??= loadDatasets(datasetDirs(undefined, opts)).then((r) => new Map(r.tasks.map((t) => [t.paperId, t.conference])));
         return (await conferences).get(paperId);
       };
-      const { outcomes, skipped } = await collectOutcomes(dirs, { conferenceOf });
+      const collected = await collectOutcomes(dirs, { conferenceOf });
+      const { skipped } = collected;
+      const outcomes = opts.by === 'actor' ? await groupOutcomesByActor(collected.outcomes) : collected.outcomes;
       for (const s of skipped) console.error(`expbench: skipped ${s.file}: ${s.reason}`);
+      if (outcomes.length === 0 && runs?.length) {
+        if (opts.json) printJson({ policy: { name: policy.name, description: policy.description }, runs, rows: [], skipped });
+        else console.log(`${formatRuns(runs, opts.by)}\n\nno judged run: no metrics table`);
+        return;
+      }
       if (outcomes.length === 0) {
         return fail(`nothing to report in ${dirs.join(', ')}: no judged session (private/judge/latest.json) and no reference-harness judge file (*.json with design_score, setup_score or conclusion_score)`, 1);
       }
       const table = buildTable(outcomes, policy, { seed: opts.seed, resamples: opts.resamples });
-      if (opts.json) printJson({ ...table, skipped });
-      else console.log(formatTable(table));
+      // Sessions an outside agent worked with its own shell on the host (docs/outside-agents.md).
+      const unconfined = await unconfinedSessions(collected.outcomes.map((o) => o.source));
+      if (opts.json) printJson({ ...table, skipped, unconfined, ...(runs ? { runs } : {}) });
+      else {
+        console.log(runs ? `${formatRuns(runs, opts.by)}\n\n${formatTable(table)}` : formatTable(table));
+        if (unconfined.length) console.log(`\nunconfined (an outside agent kept its own shell on the host): ${unconfined.map((u) => `${u.session} (${u.agents.map((a) => `${a.client} via ${a.via}`).join(', ')})`).join('; ')}`);
+      }
     });
+}
+
+async function runRows(dirs: string[], policy: ReturnType<typeof policyByName>, by: string): Promise<TriageRow[]> {
+  const { rows, skipped } = await triageRuns(dirs, policy);
+  for (const s of skipped) console.error(`expbench: no run in ${s.file}: ${s.reason}`);
+  const byTask = sortRows(rows, 'task');
+  return by === 'actor' ? sortRows(byTask, 'actor') : byTask;
+}
+
+function formatRuns(runs: TriageRow[], by: string): string {
+  if (by !== 'actor') return `runs (${runs.length}):\n${formatRows(runs)}`;
+  return (['human', 'agent'] as const).filter((a) => runs.some((r) => r.actor === a))
+    .map((a) => { const rs = runs.filter((r) => r.actor === a); return `${a} (${plural(rs.length, 'run')}):\n${formatRows(rs)}`; }).join('\n\n');
 }

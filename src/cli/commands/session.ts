@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
 import { clockStatus, formatWorking, workingByActor, workingMs } from '../../core/session/clock';
+import { unconfinedAgents } from '../../core/agent/outside';
 import { readEvents, SessionEvent } from '../../core/session/events';
 import { SessionLayout } from '../../core/layout';
 import type { SessionState } from '../../core/session/state';
@@ -20,13 +21,14 @@ import { assertPreparationFinished } from '../../core/workspace/folder';
 import { printJson } from '../output';
 import { errorMessage } from '../../core/util/errors';
 import { registerImport } from './sessionImport';
+import { registerExport } from './sessionExport';
 
-/** `expbench session show|submit|import|give-up`: read and finish a session from outside VS Code; import an agent's run as one. */
+/** `expbench session show|submit|import|export|give-up`: read and finish a session from outside VS Code; import an agent's run as one; export one as an Inspect log. */
 export function register(program: Command): void {
   const session = program.command('session').description('show, submit or give up a task session');
 
   session.command('show').argument('<dir>', 'session folder (holds workspace/ and private/)')
-    .option('--json', 'print one JSON object {session, state, clock, events, eventProblems}')
+    .option('--json', 'print one JSON object {session, state, clock, unconfined, events, eventProblems}')
     .description("print a session's state, clock and recorded events")
     .action(async (dir: string, opts: { json?: boolean }) => {
       const layout = await sessionLayout(dir);
@@ -35,7 +37,7 @@ export function register(program: Command): void {
       const ev = await readEvents(layout.events);
       const clock = clockJson(state);
       if (opts.json) {
-        printJson({ session: layout.root, state, clock, events: ev.events, eventProblems: { invalid: ev.invalid, torn: ev.torn ?? null } });
+        printJson({ session: layout.root, state, clock, unconfined: unconfinedAgents(ev.events), events: ev.events, eventProblems: { invalid: ev.invalid, torn: ev.torn ?? null } });
         return;
       }
       console.log(showText(layout, state, clock, ev.events));
@@ -68,6 +70,7 @@ export function register(program: Command): void {
     });
 
   registerImport(session);
+  registerExport(session);
 
   session.command('give-up').argument('<dir>', 'session folder')
     .option('--reason <text>', 'why (recorded with the time)')
@@ -126,6 +129,8 @@ function showText(layout: SessionLayout, s: SessionState, clock: ReturnType<type
   if (clock.byActor.agent > 0) c += ` (human ${formatWorking(clock.byActor.human)}, agent ${formatWorking(clock.byActor.agent)})`;
   row('clock', `${c}; ${clock.pauses} pause(s)`);
   row('outcome', s.submitted ? `submitted at ${s.submitted.at}` : s.gaveUp ? `gave up at ${s.gaveUp.at}${s.gaveUp.reason ? ` (${s.gaveUp.reason})` : ''}` : 'in progress');
+  const unconfined = unconfinedAgents(events);
+  if (unconfined.length) row('unconfined', `yes: ${unconfined.map((u) => `${u.client} (${u.via})`).join(', ')} kept its own shell on the host (docs/outside-agents.md)`);
   row('design', `${s.design.constants.length} constant, ${s.design.independent.length} independent, ${s.design.dependent.length} dependent variables; free text ${s.design.freeText.length} chars`);
   row('conclusion', `${s.conclusion.length} chars`);
   row('notes', String(s.notes.length));

@@ -102,7 +102,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   const ctx: ToolContext = {
     session: s, container: o.container, shellTimeoutMs: o.shellTimeoutMs ?? 600_000, outputCap: o.outputCap ?? 16_000, signal: o.signal,
     remainingMs: () => (limits.maxWorkingMs === undefined ? Infinity : limits.maxWorkingMs - s.workingMs()),
-    approveShell: o.approveShell,
+    approveShell: o.approveShell, brief: o.brief,
   };
   let steps = 0;
   let toolCalls = 0;

@@ -14,6 +14,7 @@ import type { Disposable } from '../util/emitter';
 import { errorMessage } from '../util/errors';
 import type { ShellApproval } from './control';
 import { fileOp, type FileOp } from './files';
+import { briefMessage, type AgentBrief } from './prompt';
 import { runShell } from './shell';
 
 /**
@@ -50,6 +51,8 @@ export interface ToolContext {
   remainingMs(): number;
   /** When set, each shell command waits for this approval (the researcher's option). */
   approveShell?: (command: string) => Promise<ShellApproval>;
+  /** What `read_brief` tells (question, method, agent instructions: never the ground truth, see prompt.ts). */
+  brief?: AgentBrief;
   signal?: AbortSignal;
 }
 
@@ -74,6 +77,7 @@ const ARGS = {
   set_conclusion: obj({ text: z.string().min(1) }),
   run_script: obj({}),
   submit: obj({}),
+  read_brief: obj({}),
 } as const;
 export type ToolName = keyof typeof ARGS;
 export const TOOL_NAMES = Object.keys(ARGS) as ToolName[];
@@ -88,13 +92,17 @@ const DESCRIPTIONS: Record<ToolName, string> = {
   set_conclusion: 'Set the conclusion: the answer to the question, with the numbers your runs measured. Replaces the previous one.',
   run_script: 'Run reproduce_exp_bench.sh (bash, in /workspace) as the verifier will; returns its exit code and output.',
   submit: 'Submit the design, the conclusion and the workspace as they are now. Ends your work: the experiment is then verified and judged.',
+  read_brief: 'Read the task\'s brief again: the question, the method and the instructions.',
 };
+
+/** Each tool's name, description and JSON Schema of its arguments (from zod): what the model, MCP clients and VS Code are told. */
+export function toolDefinitions(): Array<{ name: ToolName; description: string; parameters: Record<string, unknown> }> {
+  return TOOL_NAMES.map((name) => ({ name, description: DESCRIPTIONS[name], parameters: toStrictJsonSchema(ARGS[name]) }));
+}
 
 /** The tool schemas sent to the model (JSON Schema of each tool's arguments, from zod). */
 export function toolSpecs(): ChatTool[] {
-  return TOOL_NAMES.map((name) => ({
-    type: 'function', function: { name, description: DESCRIPTIONS[name], parameters: toStrictJsonSchema(ARGS[name]) },
-  }));
+  return toolDefinitions().map((d) => ({ type: 'function', function: d }));
 }
 
 /** The phase a tool's work belongs to (the session's phase is moved there before it runs); undefined: unchanged. */
@@ -164,6 +172,8 @@ export async function runTool(ctx: ToolContext, name: string, rawArgs: string): 
       const log = await fsp.readFile(path.join(ctx.session.layout.root, run.log), 'utf8').catch(() => '');
       return { result: `exit code ${run.exitCode ?? 'none'}${run.error ? ` (${run.error})` : ''} after ${Math.round(run.durationMs)} ms\n${excerpt(log, ctx.outputCap)}`, exitCode: run.exitCode };
     }
+    case 'read_brief':
+      return ctx.brief ? { result: briefMessage(ctx.brief) } : refuse('this session has no brief to read');
     case 'submit': {
       const s = ctx.session.state;
       const missing = [

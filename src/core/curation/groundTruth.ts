@@ -84,7 +84,11 @@ export async function readGroundTruth(task: Task, o: { source: string; commit?: 
 
 /** The ground truth as Markdown (the curator's read-only document); references as `path:lines` with their status. */
 export function groundTruthMarkdown(g: GroundTruth): string {
-  const vars = (title: string, vs: DesignVariable[]) => [`### ${title}`, '', ...(vs.length ? vs.map((v) => `- **${v.name}**: ${v.description}${v.values?.length ? ` — values: ${v.values.join(', ')}` : ''}`) : ['_none_']), ''];
+  // a variable given as a list of values has them as its description too (joined with '; '): shown once
+  const variable = (v: DesignVariable) => (v.values?.length
+    ? `- **${v.name}**${v.description && v.description !== v.values.join('; ') ? `: ${v.description}` : ''} — values: ${v.values.map((x) => `\`${x}\``).join(', ')}`
+    : `- **${v.name}**: ${v.description}`);
+  const vars = (title: string, vs: DesignVariable[]) => [`### ${title}`, '', ...(vs.length ? vs.map(variable) : ['_none_']), ''];
   const ref = (r: ResolvedRef) => {
     const lines = r.startLine === null ? '' : `:${r.startLine}${r.endLine !== r.startLine ? `-${r.endLine}` : ''}${r.cell !== undefined ? ` in cell ${r.cell}` : ''}`;
     const where = r.status === 'resolved' ? ` → resolved to \`${r.file}\`` : r.status === 'ambiguous' ? ` → ambiguous: ${r.candidates!.map((c) => `\`${c}\``).join(', ')}` : r.status === 'missing' ? ' → **not in the tree**' : '';

@@ -14,13 +14,16 @@ export interface TaskFileSelection {
   unreadable: Unreadable[];
 }
 
-const FINAL = /_complete_final\.json$/;
+/** `<id>_complete_final.json`, or a variant of it such as `<id>_complete_final_sonnet37.json` (seen in EXP-Bench's pipeline outputs). */
+const FINAL = /_complete_final(?:_[^\\/]+)?\.json$/;
+const EXACT_FINAL = /_complete_final\.json$/;
 
 /**
  * Lists the task files under `inputs` (folders, searched recursively without `node_modules` and
  * `.git`, or single `.json` files) and picks one per paper: files are grouped by folder and paper
  * id (the file name without a leading `temp_`, up to the first `_` or `.json`). In a group with a
- * `<id>_complete_final.json`, every other file (`<id>.json`, `temp_<id>.json`, `<id>_*.json`) is a
+ * final file — `<id>_complete_final.json`, else the first (by name) variant `<id>_complete_final_<tag>.json`
+ * — every other file (`<id>.json`, `temp_<id>.json`, `<id>_*.json`, the other variants) is a
  * pipeline intermediate: reported once (rule `intermediate-file`, pointer `''`) and not linted.
  * Without a final file, `temp_<id>.json` beside `<id>.json` is the intermediate. Never throws: a
  * missing input is an {@link Unreadable}.
@@ -63,7 +66,7 @@ export async function selectTaskFiles(inputs: string[]): Promise<TaskFileSelecti
   const taskFiles: string[] = [];
   const findings: LintFinding[] = [];
   for (const files of groups.values()) {
-    const final = files.find((f) => FINAL.test(f));
+    const final = files.find((f) => EXACT_FINAL.test(f)) ?? files.find((f) => FINAL.test(f));
     const plain = files.find((f) => !path.basename(f).startsWith('temp_') && !FINAL.test(f));
     const preferred = final ?? (files.some((f) => path.basename(f).startsWith('temp_')) ? plain : undefined);
     if (preferred === undefined) {
@@ -75,7 +78,9 @@ export async function selectTaskFiles(inputs: string[]): Promise<TaskFileSelecti
       if (f === preferred) continue;
       findings.push({
         file: f, pointer: '', rule: 'intermediate-file', severity: 'warning',
-        message: `pipeline intermediate beside ${path.basename(preferred)}: not linted (the ${final ? 'final' : 'non-temp'} file is preferred)`,
+        message: final && FINAL.test(f)
+          ? `another final file beside ${path.basename(preferred)}: not linted (${EXACT_FINAL.test(preferred) ? 'the plain final file' : 'the first variant by name'} is preferred)`
+          : `pipeline intermediate beside ${path.basename(preferred)}: not linted (the ${final ? 'final' : 'non-temp'} file is preferred)`,
       });
     }
   }

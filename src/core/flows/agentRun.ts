@@ -96,6 +96,8 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
     const { container } = await ensureWorkContainer(docker, {
       task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false },
     });
+    // the run's working time is the agent's (`clock.actor`; `byActor` in `expbench session show --json`)
+    await handle.setClockActor('agent');
     const agent = await runAgent({
       session: handle, container, brief: agentBrief(o.task), endpoint: { ...o.endpoint, name: 'agent' }, prices: o.prices,
       limits: o.limits, shellTimeoutMs: o.shellTimeoutMs, signal: o.signal, onStep: o.onStep, sleep: o.sleep,

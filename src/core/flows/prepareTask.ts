@@ -1,5 +1,7 @@
+import * as path from 'node:path';
 import { curationFileFor, readCurationFile, type CurationFile } from '../curation';
 import { ExpBenchError } from '../errors';
+import { connectDocker, inspectImage } from '../sandbox';
 import { readJsonIfExists } from '../util/fs';
 import { SessionLayout } from '../layout';
 import type { Task } from '../tasks/types';
@@ -85,14 +87,40 @@ export type PrepareTaskOptions = Omit<PrepareOptions, 'task' | 'source' | 'commi
  * @returns the manifest and what was resolved
  * @throws what {@link resolveTaskPin} and prepareSession throw
  */
-export async function prepareTask(o: PrepareTaskOptions): Promise<{ manifest: Manifest; resolved: TaskPin }> {
+export async function prepareTask(o: PrepareTaskOptions): Promise<{ manifest: Manifest; resolved: TaskPin; warnings: string[] }> {
   const { task, source, commit, image, ...rest } = o;
   const resolved = await resolveTaskPin(task, { source, commit, image });
   const manifest = await prepareSession({
     ...rest, task, source: resolved.source, commit: resolved.commit, image: resolved.environment.image,
     provenance: { pin: resolved.pin, environment: resolved.environment },
   });
-  return { manifest, resolved };
+  const warnings: string[] = [];
+  if (resolved.environment.from === 'curation' && resolved.curation?.environment?.baseImage && resolved.curationFile) {
+    const present = await inspectImage(connectDocker(), resolved.environment.image).then((i) => i !== undefined, () => undefined);
+    const advice = present === false ? environmentImageAdvice(resolved.environment.image, resolved.curationFile, resolved.curation.environment) : undefined;
+    if (advice) warnings.push(advice);
+  }
+  return { manifest, resolved, warnings };
+}
+
+/**
+ * What to say when a curation file's `environment.baseImage` is not present on this engine: the
+ * exact command that builds it from `debianPackages` (`bash sandbox/build-env.sh --tag IMAGE PKG…`,
+ * on top of expbench/sandbox:1, apt through the host's network), what a `dockerfile` needs (an
+ * image registry and package indexes: network, which an offline machine lacks), else that the
+ * image must be built with the sandbox contract. The image is never replaced by another one: the
+ * session records and the verifier uses the image named.
+ * @param env the curation file's `environment` (`dockerfile` relative to the curation file's folder)
+ */
+export function environmentImageAdvice(image: string, curationFile: string, env: { debianPackages?: string[]; dockerfile?: string }): string {
+  const parts = [`the image ${image} named by environment.baseImage of ${curationFile} is not present (the session records it and the verifier and work container will refuse to start without it; no other image is used)`];
+  if (env.debianPackages?.length) parts.push(`build it with: bash sandbox/build-env.sh --tag ${image} ${env.debianPackages.join(' ')}`);
+  if (env.dockerfile) {
+    const df = path.resolve(path.dirname(curationFile), env.dockerfile);
+    parts.push(`the curation file's Dockerfile (${df}) needs network to build (docker build -t ${image} -f ${df} ${path.dirname(df)}); on a machine without network it cannot be built${env.debianPackages?.length ? ': use the Debian packages above' : ''}`);
+  }
+  if (!env.debianPackages?.length && !env.dockerfile) parts.push(`build it with the contract of sandbox/Dockerfile (the curation file lists no debianPackages nor dockerfile), or name another image with --image`);
+  return parts.join('; ');
 }
 
 /**

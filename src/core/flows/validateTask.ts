@@ -10,6 +10,7 @@ import type { Task } from '../tasks/types';
 import { checkClaims, DEFAULT_LIMITS, type ClaimsResult, type VerifyLimits } from '../verify';
 import { collectChangedFiles, MAX_CHANGED_FILE_BYTES, MAX_CHANGED_FILES, pipeLines, WRAPPER_DIR } from '../verify/container-io';
 import { removeWithRetry } from '../verify/finish';
+import { dataMountBinds } from '../verify/mounts';
 import { DEFAULT_LOG_CAP_BYTES, readLogText, RunLogs } from '../verify/logs';
 import { ensurePristine } from '../workspace/cache';
 import { classifySource, defaultCacheDir } from '../workspace/source';
@@ -34,6 +35,12 @@ export interface ValidationRecord {
   imageFrom: string;
   /** The curator-confirmed command, run with `bash -c` in the checkout's root. */
   command: string;
+  /** The curation file's `environment.setup`, run first (`bash -e`, in the checkout's root, same time limit); absent when none. */
+  setup?: string[];
+  /** A setup command failed: the command was not run and `exitCode` is the setup's. */
+  setupFailed?: boolean;
+  /** The curation file's read-only data mounts (host → container) the run had. */
+  mounts?: Array<{ host: string; container: string }>;
   limits: VerifyLimits;
   /** Size cap of the scratch folder (tmpfs) holding the checkout and everything the run writes, bytes. */
   scratchBytes: number;
@@ -99,6 +106,9 @@ export async function validateTask(o: ValidateOptions): Promise<ValidationRecord
     ...(env.limits?.memoryMiB ? { memoryBytes: env.limits.memoryMiB * 1024 * 1024 } : {}),
     ...o.limits,
   };
+  const setup = env.setup ?? [];
+  const mounts = env.mounts ?? [];
+  const mountBinds = await dataMountBinds(mounts);
   const scratchBytes = o.scratchBytes ?? DEFAULT_SCRATCH_BYTES;
   if (!Number.isSafeInteger(scratchBytes) || scratchBytes < 1024 * 1024) throw new ExpBenchError('BAD_INPUT', `scratch size ${scratchBytes}`, 'the scratch size must be a whole number of bytes ≥ 1 MiB');
   status(`getting ${pin.source}${pin.commit ? ` at ${pin.commit}` : ''}`);
@@ -112,7 +122,7 @@ export async function validateTask(o: ValidateOptions): Promise<ValidationRecord
   const created = await createContainer(docker, {
     image: env.image,
     labels: { task: o.task.id, session: `validate-${path.basename(out)}`, role: 'verify' },
-    binds: [{ hostPath: wrapperDir, containerPath: WRAPPER_DIR }],
+    binds: [{ hostPath: wrapperDir, containerPath: WRAPPER_DIR }, ...mountBinds],
     tmpfs: { [SCRATCH_DIR]: `size=${scratchBytes},exec,mode=1777` },
     limits: {
       network: limits.network, gpus: limits.gpus,
@@ -121,7 +131,7 @@ export async function validateTask(o: ValidateOptions): Promise<ValidationRecord
       ...(limits.pids > 0 ? { pids: limits.pids } : {}),
     },
     cmd: ['bash', '-c', wrapperScript(limits.timeoutMs / 1000 + 30)],
-    env: { HOME: '/home/solver', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg', EXPBENCH_RUN: o.run },
+    env: { HOME: '/home/solver', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg', EXPBENCH_RUN: o.run, EXPBENCH_SETUP: setup.join('\n') },
     openStdin: true, user: 'solver', workdir: '/tmp', start: false,
     extraLabels: { [LABEL_OWNER]: ownerToken() },
   });
@@ -150,11 +160,14 @@ export async function validateTask(o: ValidateOptions): Promise<ValidationRecord
     const stdout = await readLogText(logPaths.stdout);
     const stderr = await readLogText(logPaths.stderr);
     const changed = (await collectChangedFiles(wrapperDir)).map((f) => ({ ...f, source: f.source.replace(/^\/?scratch\/repo\//, '') }));
+    const setupFailed = await fsp.stat(path.join(wrapperDir, 'setup-failed')).then(() => true, () => false);
     const diskFull = (Number.isFinite(used) && used >= scratchBytes - 1024 * 1024) || /No space left on device/.test(stdout + stderr);
     if (o.signal?.aborted) throw new ExpBenchError('CANCELLED', o.task.id, 'the validation run was cancelled');
     const record: ValidationRecord = {
       version: 1, taskId: o.task.id, source: pin.source, commit: pristine.commit, pinFrom: pin.pin.from,
-      image: env.image, imageFrom: env.from, command: o.run, limits, scratchBytes,
+      image: env.image, imageFrom: env.from, command: o.run,
+      ...(setup.length ? { setup, setupFailed } : {}), ...(mounts.length ? { mounts: mounts.map((m) => ({ host: m.host, container: m.container })) } : {}),
+      limits, scratchBytes,
       startedAt: startedAt.toISOString(), endedAt: endedAt.toISOString(), durationMs: endedAt.getTime() - startedAt.getTime(),
       exitCode: timedOut ? null : waited.StatusCode, timedOut, diskFull,
       ...(Number.isFinite(used) ? { scratchUsedBytes: used } : {}),
@@ -177,17 +190,21 @@ export async function validateTask(o: ValidateOptions): Promise<ValidationRecord
 
 /**
  * The container's command: extracts the tree arriving on stdin into /scratch/repo (a cut stream:
- * exit 125, nothing run), runs `$EXPBENCH_RUN` there under a `timeout` backstop, then records the
- * scratch folder's use (`df`) and archives the text files the run wrote (the verifier's bounds).
+ * exit 125, nothing run), runs the environment's setup (`$EXPBENCH_SETUP`, `bash -e`; a failure is
+ * marked and the command not run), then `$EXPBENCH_RUN` there, both under a `timeout` backstop, then
+ * records the scratch folder's use (`df`) and archives the text files the command wrote after the
+ * setup (the verifier's bounds).
  */
 function wrapperScript(backstopSeconds: number): string {
   return [
     `mkdir -p ${SCRATCH_DIR}/repo && tar -xf - -C ${SCRATCH_DIR}/repo || { echo 'expbench: the checkout did not arrive complete (or the scratch folder is too small for it); nothing was run' >&2; exit 125; }`,
     'exec </dev/null',
-    `touch ${WRAPPER_DIR}/start`,
     `cd ${SCRATCH_DIR}/repo`,
-    `timeout -k 5 ${Math.ceil(backstopSeconds)} bash -c "$EXPBENCH_RUN"`,
-    'code=$?',
+    'code=0',
+    `if [ -n "$EXPBENCH_SETUP" ]; then timeout -k 5 ${Math.ceil(backstopSeconds)} bash -ec "$EXPBENCH_SETUP"; code=$?; fi`,
+    `if [ $code -ne 0 ]; then echo "expbench: the environment's setup failed (exit $code); the command was not run" >&2; touch ${WRAPPER_DIR}/setup-failed; fi`,
+    `touch ${WRAPPER_DIR}/start`,
+    `if [ $code -eq 0 ]; then timeout -k 5 ${Math.ceil(backstopSeconds)} bash -c "$EXPBENCH_RUN"; code=$?; fi`,
     `df -P -B1 ${SCRATCH_DIR} | tail -n 1 > ${WRAPPER_DIR}/df`,
     `{ find ${SCRATCH_DIR}/repo -xdev -type f -newer ${WRAPPER_DIR}/start -size -${MAX_CHANGED_FILE_BYTES / 1024 + 1}k -not -path '*/.git/*' -print0`
       + ` | head -z -n ${MAX_CHANGED_FILES} | tar --null -T - -cf ${WRAPPER_DIR}/changed.tar; } </dev/null >/dev/null 2>&1`,

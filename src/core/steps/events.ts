@@ -84,7 +84,16 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     result: z.string(), exitCode: exitCode.optional(), durationMs: ms,
     /** Set when the call was refused or failed (bad arguments, unknown tool, path outside /workspace, …). */
     error: z.string().optional(),
-  }),  /** An agent's run brought in as this session (src/core/flows/importSession.ts): the files, the trajectory, what was found. */
+    /** An outside agent's call (docs/outside-agents.md): its name (MCP `clientInfo.name`, or the LM tool's caller) and the way it came. Absent: the built-in agent. */
+    client: z.string().optional(), via: z.enum(['mcp', 'lm']).optional(),
+  }),
+  /**
+   * An outside agent attached to the session (docs/outside-agents.md): an MCP client (its
+   * `clientInfo` from initialize) or a VS Code chat agent through the language-model tools.
+   * `unconfined`: the agent keeps its own shell and files on the host, beside the task's tools.
+   */
+  ev('agent.attached', { client: z.string(), version: z.string().optional(), via: z.enum(['mcp', 'lm']), transport: z.string().optional(), unconfined: z.boolean() }),
+  /** An agent's run brought in as this session (src/core/flows/importSession.ts): the files, the trajectory, what was found. */
   ev('trajectory.imported', {
     files: z.array(z.string()), trajectory: z.string(), format: z.string(), task: z.string().nullable(),
     steps: z.number().int().nonnegative(), problems: z.number().int().nonnegative(),

@@ -180,7 +180,10 @@ export function stepFromSessionEvent(ev: SessionEvent, phase: Phase, source: Ste
       return { step: { ...base, kind: 'tool', actor: 'agent', time: time && { ...time, durationMs: ev.durationMs },
         action: { tool: ev.tool, arguments: ev.arguments, ...(ev.callId ? { callId: ev.callId } : {}) },
         observation: { text: ev.result, ...(ev.exitCode !== undefined ? { exitCode: ev.exitCode } : {}), ...(ev.error ? { error: true } : {}) },
-        ...(ev.error ? { errors: [ev.error] } : {}) }, phase };
+        ...(ev.error ? { errors: [ev.error] } : {}), ...(ev.client ? { extra: { client: ev.client, ...(ev.via ? { via: ev.via } : {}) } } : {}) }, phase };
+    case 'agent.attached':
+      return { step: { ...base, kind: 'environment', actor: 'system', text: `outside agent ${ev.client}${ev.version ? ` ${ev.version}` : ''} attached through ${ev.via === 'mcp' ? 'MCP' : 'the language-model tools'}${ev.transport ? ` (${ev.transport})` : ''}${ev.unconfined ? '; unconfined: it keeps its own shell on the host' : ''}`,
+        extra: { client: ev.client, via: ev.via, unconfined: ev.unconfined } }, phase };
     case 'trajectory.imported':
       return { step: { ...base, kind: 'environment', actor: 'system', text: `imported ${ev.format} trajectory ${ev.trajectory} (${ev.steps} steps, ${ev.problems} problems) from ${ev.files.length} file(s)`, extra: { record: ev.record } }, phase };
     case 'trajectory.step': {

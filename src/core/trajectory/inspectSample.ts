@@ -1,4 +1,6 @@
+import { PHASES, type Phase } from '../steps/phases';
 import type { NewStep, StepSource } from '../steps/step';
+import { PHASE_SPAN_TYPE } from './inspectWrite';
 import { finishTrajectory } from './finish';
 import { arr, asText, commandOf, contentText, editsOf, extra, isObj, num, obj, ptr, stepTime, str, type Obj } from './json';
 import { TrajectoryBuilder, type Trajectory, type TrajectoryFormat } from './types';
@@ -11,7 +13,9 @@ import { TrajectoryBuilder, type Trajectory, type TrajectoryFormat } from './typ
  * `sample_init` (the task input), `sample_limit`, `subtask`. Structural events (`span_begin`,
  * `span_end`, `step`, `state`, `store`, `checkpoint`) give none. Message pools (`message_pool`,
  * or `events_data.messages`; `input_refs` are half-open ranges into it) and `attachment://<hash>`
- * references (the sample's `attachments`) are resolved.
+ * references (the sample's `attachments`) are resolved. Spans of `type: "phase"` named after a
+ * phase (`design`, `implementation`, `execution`, `conclusion`: this project's export,
+ * inspectWrite.ts) give the steps inside them that phase, exactly; otherwise phases are inferred.
  */
 
 const STRUCTURAL = new Set(['span_begin', 'span_end', 'step', 'state', 'store', 'checkpoint']);
@@ -67,12 +71,20 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   b.sourceEvents = events.length;
   const unknownKinds = new Map<string, number>();
   const eventsBase = `${c.base}/events/`;
+  const phaseSpans = new Map<string, Phase>();
+  let spanPhase: Phase | undefined;
   events.forEach((raw, i) => {
     const p = eventsBase + i;
     const e = obj(raw);
     if (!e) { b.problem(p, 'event is not an object', c.entry ? { entry: c.entry } : {}); return; }
     const kind = str(e.event) ?? '(none)';
+    if (kind === 'span_begin' && str(e.type) === PHASE_SPAN_TYPE && (PHASES as readonly string[]).includes(str(e.name) ?? '')) {
+      spanPhase = str(e.name) as Phase;
+      phaseSpans.set(str(e.id) ?? '', spanPhase);
+    }
     if (STRUCTURAL.has(kind)) { b.skippedEvents++; return; }
+    const phase = phaseSpans.get(str(e.span_id) ?? '') ?? spanPhase;
+    const added = b.steps.length;
     const time = stepTime(e.timestamp, e.completed, e.working_time);
     const base = { ...(time ? { time } : {}), source: src(p, e) };
     const errs = (v: unknown): { errors?: string[] } => {
@@ -175,7 +187,9 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
         unknownKinds.set(kind, (unknownKinds.get(kind) ?? 0) + 1);
     }
     if (mapped) b.mappedEvents++;
+    if (phase) for (let k = added; k < b.steps.length; k++) b.steps[k].phase = phase;
   });
+  if (phaseSpans.size > 0) b.exactPhases = true;
   for (const [k, n] of unknownKinds) b.problem(`${c.base}/events`, `unknown event kind "${k}" (${n}×), kept out of the steps`, c.entry ? { entry: c.entry } : {}, 'info');
   if (events.length === 0 && arr(sample.messages)?.length) mapMessagesOnly(b, arr(sample.messages)!, resolve, c);
   b.scores = obj(sample.scores);

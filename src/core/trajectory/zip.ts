@@ -1,7 +1,9 @@
-import { promises as fsp } from 'node:fs';
+import { createWriteStream, promises as fsp } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
 import { decompress as zstdDecompress } from 'fzstd';
 import * as yauzl from 'yauzl';
+import * as yazl from 'yazl';
 import { errorMessage } from '../util/errors';
 
 /**
@@ -128,4 +130,28 @@ async function scanLocalHeaders(file: string, reason: string): Promise<ZipReader
     },
     close: () => undefined,
   };
+}
+
+/** One file of an archive to write: its name (`/`-separated) and bytes. */
+export interface ZipEntryData { name: string; data: Buffer }
+
+/**
+ * Writes `entries` as a zip archive to `file` through yazl (deflate, method 8; UTF-8 names; zip64
+ * records added by yazl when an entry or the archive passes 4 GiB). The archive is written next to
+ * `file` and renamed into place, so a reader never sees half an archive. The same archives
+ * {@link openZip} reads.
+ * @throws Error naming `file` when it cannot be written
+ */
+export async function writeZip(file: string, entries: ZipEntryData[], mtime = new Date()): Promise<void> {
+  const zip = new yazl.ZipFile();
+  for (const e of entries) zip.addBuffer(e.data, e.name, { mtime, mode: 0o100644 });
+  zip.end();
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    await pipeline(zip.outputStream, createWriteStream(tmp));
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true });
+    throw new Error(`${file}: cannot write the zip archive: ${errorMessage(e)}`);
+  }
 }

@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { scanNumbers, type FoundNumber } from './numbers';
 
 /**
@@ -9,10 +10,19 @@ import { scanNumbers, type FoundNumber } from './numbers';
  * Every number of the line (scanNumbers, non-strict) except:
  * - a number inside a name: glued to a letter or `_` before it (`f1`, `layer3`, `x86`), or to a
  *   letter after it that is not a unit (`3rd`, `2D`);
+ * - the value of an environment-variable assignment (a shell's or a tool's noise, never a result):
+ *   after an upper-case name of 2+ characters glued to `=` (`PYDEVD_DISABLE_FILE_VALIDATION=1`,
+ *   `CUDA_VISIBLE_DEVICES=0,1`) when the name holds a `_` or the value is a bare integer
+ *   (`PYTHONHASHSEED=0`; `ECE=0.0123` is kept), or after `export NAME=` or a line's `env NAME=`;
+ * - an identifier's index: a bare integer glued to `:` glued to a word (`cuda:0`,
+ *   `localhost:8080`; `acc:0.93` is kept);
  * - a number inside a formula: next to `*`, `/` or `^`, or next to a binary `+`/`-` (an operand
  *   on both sides: `0.5 + 0.4*sin(…)`, `f + 0.2`); `=` and `:` do not make a formula.
  * A number after `±`, `+-` or `+/-` is the uncertainty of the number before it (`0.00331+-0.00043`
  * gives 0.00331 and the uncertainty 0.00043, never −0.00043).
+ *
+ * ANSI escape sequences (colour codes such as `\x1b[0;31m`) are removed from the text first
+ * (Node's `util.stripVTControlCharacters`), so lines and labels are those of the text as shown.
  *
  * ## Its label
  * The words between the previous number (or a `,` `;` `|` tab separator, or the line start) and
@@ -126,6 +136,25 @@ function inName(line: string, n: FoundNumber): boolean {
   return /[\p{L}_]/u.test(prev) || (n.unit === undefined && /[\p{L}_]/u.test(next));
 }
 
+const ENV_NAME = /(?:^|[^\p{L}\d_$])\$?([A-Z][A-Z0-9_]+)=["']?$/u;
+const EXPORTED = /(?:(?:^|\s)export|^\s*(?:\$\s*)?env)\s+(?:[\w.-]+=\S*\s+)*[\p{L}_][\p{L}\d_]*=["']?$/u;
+const INDEX_OF_NAME = /[\p{L}][\p{L}\d_.-]*:$/u;
+
+/**
+ * True when the number at `n` is the value of an environment-variable assignment or an
+ * identifier's index (rules in the module docs). Scans at most 200 characters back.
+ */
+function inAssignmentOrId(line: string, n: FoundNumber): boolean {
+  const before = line.slice(Math.max(0, n.index - 200), n.index);
+  // `CUDA_VISIBLE_DEVICES=0,1`: the numbers after the first are glued to `,` of the same value.
+  const value = /(?:[^\s,]*,)*$/.exec(before)?.[0] ?? '';
+  const head = before.slice(0, before.length - value.length) + value.replace(/(?:[\d.]+,)+$/, '');
+  const env = ENV_NAME.exec(head);
+  if (env && (env[1].includes('_') || n.bareInteger)) return true;
+  if (EXPORTED.test(head)) return true;
+  return n.bareInteger && INDEX_OF_NAME.test(before);
+}
+
 const NUMBER_TEXT = /(?<![\p{L}\d_.])[-+]?\d[\d.,eE+-]*/gu;
 
 /** The words of `row` before `index`, numbers taken out ('' when there is no word). */
@@ -149,7 +178,8 @@ export const LABEL_WORDS = 6;
  */
 export function producedNumbers(source: string, text: string, group = ''): ProducedNumber[] {
   const out: ProducedNumber[] = [];
-  const lines = text.split('\n');
+  const shown = text.includes('\x1b') || text.includes('\x9b') ? stripVTControlCharacters(text) : text;
+  const lines = shown.split('\n');
   for (let li = 0; li < lines.length; li++) {
     const line = lines[li];
     if (!/\d/.test(line)) continue;
@@ -157,7 +187,7 @@ export function producedNumbers(source: string, text: string, group = ''): Produ
     let prevEnd = 0;
     let prevLabel = '';
     for (const n of scanNumbers(row, false)) {
-      if (inName(row, n) || inFormula(row, n)) continue; // part of the text of a label, not a value
+      if (inName(row, n) || inFormula(row, n) || inAssignmentOrId(row, n)) continue; // part of the text of a label, not a value
       const seg = row.slice(prevEnd, n.index);
       prevEnd = n.index + n.text.length;
       if (INDEX_WORDS.test(seg) && n.bareInteger) continue;

@@ -117,6 +117,8 @@ export const VerificationRecordSchema = z.object({
   user: z.string(),
   /** Whether GPUs were actually passed to the container. */
   gpusPassed: z.boolean(),
+  /** The environment's data mounts bound read-only (host → container; absent without mounts). */
+  mounts: z.array(z.object({ host: z.string(), container: z.string() })).optional(),
   limits: VerifyLimitsSchema,
   /** ISO 8601: when the container was started (clean mode: the tree is copied in after this). */
   startedAt: z.string(),

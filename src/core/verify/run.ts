@@ -10,6 +10,7 @@ import { connectDocker, dockerError, ensureEngine, isLocalEngine } from '../sand
 import { createContainer, LABEL_OWNER, LABEL_ROLE, removeOrphans } from '../sandbox/containers';
 import { ownerGone, ownerToken, sweepDeadOwners } from '../sandbox/processes';
 import { DEFAULT_IMAGE, inspectImage } from '../sandbox/images';
+import { dataMountBinds, type DataMount } from './mounts';
 import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
 import { exists, readJsonIfExists } from '../util/fs';
@@ -105,8 +106,13 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
   const limits: VerifyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   checkLimits(limits, opts.logCapBytes);
   const docker = opts.docker ?? connectDocker();
-  const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown }>(layout.manifest).catch(() => undefined)) ?? {};
+  const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown; environment?: { mounts?: unknown } }>(layout.manifest).catch(() => undefined)) ?? {};
   const taskId = typeof manifest.taskId === 'string' ? manifest.taskId : 'unknown';
+  // The environment's read-only data mounts (docs/curation.md): a missing host path is refused here, before any container.
+  const mounts = Array.isArray(manifest.environment?.mounts)
+    ? (manifest.environment.mounts as unknown[]).filter((m): m is DataMount => typeof (m as DataMount)?.host === 'string' && typeof (m as DataMount)?.container === 'string')
+    : [];
+  const mountBinds = await dataMountBinds(mounts);
   const image = opts.image ?? (typeof manifest.image === 'string' ? manifest.image : DEFAULT_IMAGE);
   const runId = newRunId();
   const paths = new VerifyRunPaths(layout, runId);
@@ -149,6 +155,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
               binds: [
                 ...(mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : []),
                 { hostPath: outDir, containerPath: WRAPPER_DIR },
+                ...mountBinds,
               ],
               limits: {
                 network: limits.network, gpus: limits.gpus,
@@ -185,6 +192,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
       exitCode: null, timedOut: false, cancelled: false, logs: paths.relativeLogs(), logTruncated: false,
       logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,
       E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint: lintScript(workspaceScript),
+      ...(mounts.length ? { mounts: mounts.map((m) => ({ host: m.host, container: m.container })) } : {}),
     };
     // In parallel: the output (and, in clean mode, the input the tree goes through) is attached,
     // the `running` record is saved.

@@ -91,7 +91,16 @@ async function askArgs(): Promise<AttachAgentArgs | undefined> {
  * others act on the attachment of this window (or of `{sessionDir}`) and return what it returns.
  * Refused on a proctored human baseline, and while an agent is attached to the same session.
  */
-export function agentCommands(deps: AgentCommandDeps): { commands: CommandSpec[]; dispose(): void } {
+export function agentCommands(deps: AgentCommandDeps): {
+  commands: CommandSpec[];
+  /**
+   * Whether an agent is attached to the session whose work container is labelled `session` (the
+   * session folder's name) and not stopped: running, between its commands, paused or taken over.
+   * The idle stopper counts it as activity (src/extension/session/workContainer.ts).
+   */
+  atWork(session: string): boolean;
+  dispose(): void;
+} {
   const attached = new Map<string, AgentAttachment>();
   let channel: vscode.OutputChannel | undefined;
   const find = async (a?: { sessionDir?: string }): Promise<AgentAttachment | undefined> => {
@@ -179,15 +188,16 @@ export function agentCommands(deps: AgentCommandDeps): { commands: CommandSpec[]
       },
       { id: 'expbench.agent.stop', execute: report(async (a?: { sessionDir?: string }) => (await find(a))?.stop()) },
     ],
+    atWork: (session) => [...attached.entries()].some(([root, at]) => path.basename(root) === session && at.state !== 'stopped'),
     dispose: () => { for (const at of attached.values()) at.dispose(); channel?.dispose(); },
   };
 }
 
-/** Opens a session that is not this window's through the service as client `agent`, with its work container manager. */
-async function openOther(deps: AgentCommandDeps, layout: SessionLayout): Promise<{ handle: SessionHandle; task: Task; manager: WorkContainerManager }> {
+/** Opens a session that is not this window's through the service as `client` (default `agent`), with its work container manager. */
+export async function openOther(deps: Pick<AgentCommandDeps, 'service' | 'store'>, layout: SessionLayout, client = 'agent'): Promise<{ handle: SessionHandle; task: Task; manager: WorkContainerManager }> {
   const manifest = await readManifest(layout.root);
   const task = (await deps.store.find(manifest.taskId)) ?? (await readTaskSnapshot(layout.root));
   if (!task) throw new ExpBenchError('BAD_INPUT', layout.root, `task ${manifest.taskId} is neither in the configured datasets nor in the session's private/task.json`);
-  const handle = await deps.service.open(layout.root, { client: 'agent', taskId: task.id });
+  const handle = await deps.service.open(layout.root, { client, taskId: task.id });
   return { handle, task, manager: new WorkContainerManager(layout, task.id, manifest.image || DEFAULT_IMAGE) };
 }

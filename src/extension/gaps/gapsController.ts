@@ -14,8 +14,11 @@ import type { BriefPanels } from '../brief/briefPanel';
 import { anchorRange, anchorsOf, buildDiagnostics, GapsCodeLensProvider, hunkRange, type GapsState } from './annotations';
 import { PRISTINE_SCHEME, PristineProvider, pristineUri, REQUIREMENTS_SCHEME, RequirementsProvider, requirementsUri, YOURS_SCHEME, YoursProvider, yoursUri } from './documents';
 import { gapsView, rangeLabel, requirementsDocument, requirementsFromRecord } from './model';
+import { sessionPins, withTimeline } from './timelineLinks';
+import type { StepPin } from '../../core/viewer/pins';
 import { openPatchDiff } from './patchDiff';
 import { errorMessage } from '../../core/util/errors';
+import { reviewVerdict, withReview } from '../review/gapsReview';
 
 const logger = log('gaps');
 /** Quiet time after a save before the patch is compared with the judged one, ms. */
@@ -63,6 +66,9 @@ export class GapsController implements vscode.Disposable {
   readonly codeLens = new GapsCodeLensProvider(() => (this.stale ? undefined : this.current));
   private current: (GapsState & { judgedPatch: string }) | undefined;
   private stale = false;
+  /** The shown session's verdicts and flags on its steps ("Show in Timeline"), and the item `revealItem` asked for. */
+  private pins: StepPin[] = [];
+  private focus: string | undefined;
   private readonly judgedPatches = new Map<string, string>();
   private saveTimer: NodeJS.Timeout | undefined;
   private readonly disposables: vscode.Disposable[];
@@ -113,6 +119,8 @@ export class GapsController implements vscode.Disposable {
     const judgedPatch = this.judgedPatches.get(root)
       ?? (await fsp.readFile(path.join(layout.harness, HARNESS_FILES.patch), 'utf8').catch(() => undefined))
       ?? now ?? '';
+    this.pins = await sessionPins(root);
+    if (this.current?.root !== root) this.focus = undefined;
     this.current = { root, taskId: record.taskId, record, doc, judgedPatch };
     this.stale = now !== undefined && now !== judgedPatch;
     await this.apply();
@@ -145,8 +153,10 @@ export class GapsController implements vscode.Disposable {
   }
 
   private post(): void {
-    if (!this.current) return;
-    this.deps.briefs.post(this.current.taskId, 'gaps', gapsView(this.current.record, this.stale));
+    const c = this.current;
+    if (!c) return;
+    // each judge item with the curators' accept / flip (src/extension/review/gapsReview.ts)
+    void withReview(withTimeline(gapsView(c.record, this.stale), c.record, this.pins, this.focus), c.record, c.root).then((view) => { if (c === this.current) this.deps.briefs.post(c.taskId, 'gaps', view); });
   }
 
   private onSave(d: vscode.TextDocument): void {
@@ -242,6 +252,21 @@ export class GapsController implements vscode.Disposable {
     await openPatchDiff(workspace, await makePatch(workspace), this.disposables);
   }
 
+  /**
+   * `expbench.gaps.revealItem`: shows the gap report of the session `root` (its brief opened or
+   * revealed) with the row of `item` (`requirement:2`, `monitor:8`…) marked and scrolled to.
+   * @returns whether the session has a judgement (else nothing is shown)
+   */
+  async revealItem(root: string, item: string): Promise<boolean> {
+    const s = path.resolve(root) === this.current?.root ? this.current : await this.refresh(root);
+    if (!s) return false;
+    const task = (await this.deps.findTask(s.taskId)) ?? (await readTaskSnapshot(s.root));
+    if (task) this.deps.briefs.show(task, { sessionDir: s.root });
+    this.focus = item;
+    this.post();
+    return true;
+  }
+
   /** Opens the Requirements document at requirement `index`. */
   async showRequirement(index: number): Promise<void> {
     const s = this.current;
@@ -266,6 +291,8 @@ export class GapsController implements vscode.Disposable {
       case 'revealHunk': await this.revealHunk(a.payload.path, a.payload.newStart, a.payload.newEnd); break;
       case 'showRequirement': await this.showRequirement(a.payload.index); break;
       case 'rerun': await vscode.commands.executeCommand('expbench.runJudgeAndVerifier', this.current?.root); break;
+      case 'showInTimeline': if (this.current) await vscode.commands.executeCommand('expbench.trajectory.open', { uri: this.current.root, step: a.payload.step }); break;
+      case 'reviewVerdict': if (this.current && await reviewVerdict(this.current.record, this.current.root, a.payload.item, a.payload.accept)) this.post(); break;
     }
   }
 

@@ -39,6 +39,13 @@ export function activateGaps(context: vscode.ExtensionContext, deps: GapsFeature
       },
     },
     {
+      // from the trajectory viewer's pins: {sessionDir, item} (item as src/core/viewer/pins.ts names it)
+      id: 'expbench.gaps.revealItem',
+      execute: (arg?: { sessionDir?: unknown; item?: unknown }) => (typeof arg?.sessionDir === 'string' && typeof arg.item === 'string'
+        ? gaps.revealItem(arg.sessionDir, arg.item)
+        : Promise.resolve(void vscode.window.showErrorMessage('EXP-Bench: the pin belongs to no judged session (a trajectory file that is not a session has no gap report).')).then(() => false)),
+    },
+    {
       id: OPEN_DIFF_COMMAND,
       execute: (arg?: OpenDiffArg) => (arg && typeof arg.index === 'number' ? gaps.openDiff(arg) : gaps.pickAndOpenDiff()),
     },

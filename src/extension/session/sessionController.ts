@@ -99,7 +99,7 @@ export class SessionController implements vscode.Disposable {
       phase: s.phase,
       finished: s.submitted ? 'submitted' : s.gaveUp ? 'gaveUp' : null,
       clock: {
-        status: this.session.clockStatus, workingMs: working, budgetMs: s.clock.budgetMs,
+        status: this.session.clockStatus, workingMs: working, budgetMs: s.clock.budgetMs, byActor: this.session.workingByActor(),
         text: `${formatWorking(working)}${s.clock.budgetMs ? ` / ${formatWorking(s.clock.budgetMs)}` : ''}${this.session.clockStatus === 'running' ? '' : ' (paused)'}`,
       },
       design: s.design,

@@ -152,33 +152,40 @@ export const IDLE_CHECK_MS = 60_000;
 /**
  * Stops every running work container (this window's and other sessions') that has been idle for
  * `expbench.container.idleStopMinutes` (0: never): idle means no `docker exec` process runs in it
- * (see {@link IdleTracker}), checked every {@link IDLE_CHECK_MS}. A stopped container keeps its
- * files and starts again on the next use.
+ * (see {@link IdleTracker}) and `active(session)` is false (an attached agent, between its
+ * commands and while paused or taken over, counts as activity: src/extension/agent/agentCommands.ts),
+ * checked every {@link IDLE_CHECK_MS}. A stopped container keeps its files and starts again on the
+ * next use.
  */
 export class IdleContainerStopper implements vscode.Disposable {
   private readonly tracker = new IdleTracker();
   private readonly timer: NodeJS.Timeout;
   private checking = false;
 
-  constructor(private readonly own: () => WorkContainerManager | undefined, private readonly docker: () => Docker = connectDocker, everyMs = IDLE_CHECK_MS) {
+  constructor(private readonly own: () => WorkContainerManager | undefined, private readonly docker: () => Docker = connectDocker, everyMs = IDLE_CHECK_MS,
+    private readonly active: (session: string) => boolean = () => false) {
     this.timer = setInterval(() => void this.check(), everyMs);
     this.timer.unref?.();
   }
 
-  /** One check (also called by tests). @returns the session ids whose containers were stopped */
-  async check(now = Date.now()): Promise<string[]> {
+  /**
+   * One check (also called by tests: `only` limits it to the container of that session, leaving
+   * other sessions' containers and their idle counts alone).
+   * @returns the session ids whose containers were stopped
+   */
+  async check(now = Date.now(), only?: string): Promise<string[]> {
     const minutes = setting('container.idleStopMinutes');
     if (minutes <= 0 || this.checking) return [];
     this.checking = true;
     const stopped: string[] = [];
     try {
       const docker = this.docker();
-      const running = (await listProjectContainers(docker, { role: 'work' })).filter((c) => c.State === 'running');
-      this.tracker.keepOnly(running.map((c) => c.Id));
+      const running = (await listProjectContainers(docker, { role: 'work', ...(only ? { session: only } : {}) })).filter((c) => c.State === 'running');
+      if (!only) this.tracker.keepOnly(running.map((c) => c.Id));
       for (const c of running) {
-        const busy = await execRunning(docker, c.Id);
-        if (!this.tracker.observe(c.Id, busy, now, minutes * 60_000)) continue;
         const session = c.Labels?.[LABEL_SESSION] ?? c.Id.slice(0, 12);
+        const busy = this.active(session) || await execRunning(docker, c.Id);
+        if (!this.tracker.observe(c.Id, busy, now, minutes * 60_000)) continue;
         await docker.getContainer(c.Id).stop({ t: 10 });
         logger.info(`stopped the work container of session ${session}: idle for ${minutes} min (expbench.container.idleStopMinutes)`);
         const own = this.own();

@@ -1,0 +1,98 @@
+import * as vscode from 'vscode';
+import { log } from '../../core/log';
+import { errorMessage } from '../../core/util/errors';
+import { TriageWebviewMessageSchema, type TriageRowsMessage, type TriageWebviewMessage } from '../../protocol/triage';
+import { briefCsp } from '../brief/csp';
+import { makeNonce } from '../brief/nonce';
+import { openTarget, type RunStore } from './runStore';
+
+const logger = log('triage');
+
+/** `viewType` of the triage table's webview panel. */
+export const TRIAGE_VIEW_TYPE = 'expbench.triage';
+
+/**
+ * The triage table (command `expbench.trajectory.triage`): one webview panel listing every run of
+ * the {@link RunStore} (sortable, filterable in the webview: webview-ui/src/triage/); a row opens
+ * the run in the trajectory viewer at its first flagged step (`expbench.trajectory.open`
+ * {uri, step}). The rows are posted again whenever the store changes.
+ */
+export class TriagePanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private readonly subs: vscode.Disposable[] = [];
+  /** The last rows message posted (tests). */
+  posted: TriageRowsMessage | undefined;
+  private readonly openedEmitter = new vscode.EventEmitter<{ uri: string; step?: number }>();
+  /** Fires when a row was opened (after `expbench.trajectory.open` returned). */
+  readonly onDidOpen = this.openedEmitter.event;
+
+  constructor(private readonly extensionUri: vscode.Uri, private readonly store: RunStore) {
+    this.subs.push(store.onDidChange(() => void this.postRows()), this.openedEmitter);
+  }
+
+  /** Shows the panel (creates it, or reveals the one open). */
+  show(): vscode.WebviewPanel {
+    if (this.panel) { this.panel.reveal(); return this.panel; }
+    const panel = vscode.window.createWebviewPanel(TRIAGE_VIEW_TYPE, 'Triage: Runs', vscode.ViewColumn.Active, {
+      enableScripts: true, retainContextWhenHidden: true,
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview')],
+    });
+    this.panel = panel;
+    panel.webview.html = this.html(panel.webview);
+    const sub = panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m));
+    panel.onDidDispose(() => { sub.dispose(); this.panel = undefined; });
+    return panel;
+  }
+
+  /** Handles one message of the webview (public for tests: the same path the webview's messages take). */
+  async receive(raw: unknown): Promise<void> {
+    const parsed = TriageWebviewMessageSchema.safeParse(raw);
+    if (!parsed.success) { logger.warn(`dropped a malformed triage message: ${parsed.error.message.slice(0, 200)}`); return; }
+    const m: TriageWebviewMessage = parsed.data;
+    try {
+      if (m.type === 'ready') await this.postRows();
+      else if (m.type === 'refresh') await this.store.refresh();
+      else {
+        const row = (await this.store.rows()).find((r) => r.run === m.run);
+        const uri = row ? openTarget(row) : m.run;
+        await vscode.commands.executeCommand('expbench.trajectory.open', { uri, ...(m.step !== undefined ? { step: m.step } : {}) });
+        this.openedEmitter.fire({ uri, ...(m.step !== undefined ? { step: m.step } : {}) });
+      }
+    } catch (e) {
+      logger.warn(`triage ${m.type} failed: ${errorMessage(e)}`);
+      void vscode.window.showErrorMessage(`EXP-Bench: ${errorMessage(e)}`);
+    }
+  }
+
+  private async postRows(): Promise<void> {
+    if (!this.panel) return;
+    const { rows, skipped } = await this.store.result();
+    this.posted = { type: 'rows', policy: this.store.policy.name, rows, problems: skipped };
+    await this.panel.webview.postMessage(this.posted);
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = makeNonce();
+    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'triage.js'));
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'triage.css'));
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${briefCsp(webview.cspSource, nonce)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}">
+<title>Triage: Runs</title>
+</head>
+<body>
+<main id="root" class="triage"><p class="muted">Reading the runs…</p></main>
+<script nonce="${nonce}" src="${js}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    for (const s of this.subs) s.dispose();
+  }
+}

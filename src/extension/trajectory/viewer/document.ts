@@ -1,0 +1,101 @@
+import { watch, type FSWatcher, promises as fsp } from 'node:fs';
+import * as vscode from 'vscode';
+import { log } from '../../../core/log';
+import { importFiles } from '../../../core/trajectory/import';
+import type { Trajectory, TrajProblem } from '../../../core/trajectory/types';
+import { errorMessage } from '../../../core/util/errors';
+import { Timeline } from '../../../core/viewer/timeline';
+
+const logger = log('trajectory-viewer');
+
+/** Quiet time after the last change of a growing file before it is read again, ms. */
+export const LIVE_DEBOUNCE_MS = 400;
+
+/**
+ * One trajectory file opened in the viewer (a `CustomDocument`): every trajectory it holds (an
+ * Inspect `.eval` holds one per sample), the file-level problems of the import, and a
+ * {@link Timeline} per trajectory, made on first use. A JSON Lines file is watched: when it grows
+ * (an agent at work) it is imported again after {@link LIVE_DEBOUNCE_MS} of quiet and
+ * `onDidReload` fires; it is then `live`.
+ */
+export class TrajectoryDocument implements vscode.CustomDocument {
+  trajectories: Trajectory[] = [];
+  fileProblems: TrajProblem[] = [];
+  /** Why the file could not be read at all (the viewer shows it, naming the file). */
+  failure?: string;
+  live = false;
+  updatedAt?: string;
+  private timelines = new Map<number, Timeline>();
+  private watcher?: FSWatcher;
+  private timer?: NodeJS.Timeout;
+  private size = -1;
+  private loading?: Promise<void>;
+  private readonly reloaded = new vscode.EventEmitter<void>();
+  /** Fires after the file was read again (it grew). */
+  readonly onDidReload = this.reloaded.event;
+
+  constructor(readonly uri: vscode.Uri) {}
+
+  get file(): string { return this.uri.fsPath; }
+
+  /** Reads the file (all its trajectories); then, for JSON Lines, starts watching it. */
+  async load(): Promise<void> {
+    await this.read();
+    if (/\.jsonl$/i.test(this.file) || this.trajectories.some((t) => t.format === 'expbench-events' || (t.format.startsWith('openhands') && /\.jsonl$/.test(t.file)))) this.watch();
+  }
+
+  /** The timeline of trajectory `i` (made once). */
+  timeline(i: number): Timeline {
+    let t = this.timelines.get(i);
+    if (!t) { t = new Timeline(this.trajectories[i]); this.timelines.set(i, t); }
+    return t;
+  }
+
+  private async read(): Promise<void> {
+    const started = performance.now();
+    const list: Trajectory[] = [];
+    try {
+      this.size = (await fsp.stat(this.file)).size;
+      const r = await importFiles([this.file], (t) => { list.push(t); });
+      this.fileProblems = r.problems;
+      this.failure = r.files[0]?.unreadable ? (r.problems.find((p) => p.severity === 'error')?.message ?? 'no known trajectory format') : undefined;
+    } catch (e) {
+      this.failure = errorMessage(e);
+    }
+    this.trajectories = list;
+    this.timelines.clear();
+    logger.info(`${this.file}: ${list.length} trajectories, ${list.reduce((n, t) => n + t.steps.length, 0)} steps read in ${Math.round(performance.now() - started)} ms${this.failure ? ` (${this.failure})` : ''}`);
+  }
+
+  private watch(): void {
+    if (this.watcher) return;
+    try {
+      this.watcher = watch(this.file, { persistent: false }, () => this.changed());
+      this.watcher.on('error', (e) => logger.warn(`stopped watching ${this.file}: ${errorMessage(e)}`));
+    } catch (e) {
+      logger.warn(`cannot watch ${this.file} for new steps: ${errorMessage(e)}`);
+    }
+  }
+
+  private changed(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.reloadIfGrown(), LIVE_DEBOUNCE_MS);
+  }
+
+  private async reloadIfGrown(): Promise<void> {
+    if (this.loading) { await this.loading; }
+    const size = await fsp.stat(this.file).then((s) => s.size, () => -1);
+    if (size < 0 || size === this.size) return;
+    this.loading = this.read().finally(() => { this.loading = undefined; });
+    await this.loading;
+    this.live = true;
+    this.updatedAt = new Date().toISOString();
+    this.reloaded.fire();
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.watcher?.close();
+    this.reloaded.dispose();
+  }
+}

@@ -1,0 +1,109 @@
+// Issue 17's "a judge verdict pinned to a step" and "the repository at a step", end to end:
+// `node dist/cli.js agent run sample/toycal/0` against the scripted server (the real container; the
+// agent runs `git log`, writes its script, then edits one line of it; the heuristic judge runs at
+// submit); the session's event log opened with "Open as Trajectory" in code-server shows verdicts
+// pinned to the steps that wrote their evidence and the git log flag on its step; "Repository at
+// this step" on the edit step opens the changed files against the prepared workspace.
+// Screenshots: docs/images/17-verdict-pinned.png, docs/images/17-repo-at-step.png.
+import * as assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Frame } from 'playwright-core';
+import { importOwnEvents } from '../../src/core/trajectory/own';
+import { pinsFor } from '../../src/core/viewer/pins';
+import { getWorkbench } from '../harness/e2e-context';
+import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
+import { repoRoot } from '../harness/paths';
+import type { Workbench } from '../harness/workbench';
+import { pinningScript } from '../unit/pins.fixtures';
+
+const CLI = path.join(repoRoot, 'dist', 'cli.js');
+const IMAGES = path.join(repoRoot, 'docs', 'images');
+const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|EXPBENCH_(JUDGE|AGENT)_)/.test(k))) as Record<string, string>;
+
+function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => execFile(process.execPath, [CLI, ...args], { env: { ...ENV, ...env }, maxBuffer: 64 << 20 }, (e, stdout, stderr) =>
+    resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr })));
+}
+
+async function viewerFrame(wb: Workbench, name: string): Promise<Frame> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const frame of wb.page.frames()) {
+      const title = frame.locator('main.traj .head .title strong', { hasText: name }).first();
+      if (await title.isVisible().catch(() => false)) {
+        await frame.locator('.row[data-step]').first().waitFor({ state: 'visible', timeout: 60_000 });
+        return frame;
+      }
+    }
+    await wb.page.waitForTimeout(250);
+  }
+  throw new Error(`no visible trajectory viewer of ${name} within 60 s`);
+}
+
+describe('issue 17: verdicts pinned to steps and the repository at a step (end to end)', function () {
+  this.timeout(420_000);
+  let wb: Workbench;
+  let tmp: string;
+  let server: FakeOpenAIServer;
+
+  before(async () => {
+    wb = getWorkbench();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'expbench-repo-e2e-'));
+    fs.mkdirSync(IMAGES, { recursive: true });
+    server = await new FakeOpenAIServer().start();
+  });
+  after(async () => {
+    await server?.close();
+    await wb.openFolder(wb.initialFolder);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('an agent session in the viewer: a verdict on the step that wrote its lines; the repository at that step', async () => {
+    const session = path.join(tmp, 'agent-session');
+    server.enqueue(...pinningScript());
+    const r = await cli({ EXPBENCH_AGENT_BASE_URL: server.baseURL }, 'agent', 'run', 'sample/toycal/0', '--model', 'scripted-agent', '--out', session, '--cache', path.join(tmp, 'cache'));
+    assert.equal(r.code, 0, r.stderr);
+    const traj = await importOwnEvents(path.join(session, 'private', 'events.jsonl'));
+    const pins = await pinsFor(traj);
+    const fix = traj.steps.find((s) => s.action?.tool === 'replace_in_file')!.index;
+    const onFix = pins.filter((p) => p.step === fix && p.kind === 'verdict');
+    assert.ok(onFix.length > 0, `a verdict on the edit step ${fix}: ${JSON.stringify(pins)}`);
+    assert.ok(pins.some((p) => p.kind === 'flag' && p.why.startsWith('ran git log')), 'the git log flag is pinned');
+
+    await wb.openFolder(session);
+    await wb.page.keyboard.press('Control+Shift+E');
+    await wb.contextMenu(await wb.revealTreePath(['private', 'events.jsonl']), 'Open as Trajectory');
+    const f = await viewerFrame(wb, 'events.jsonl');
+    const row = f.locator(`.row[data-step="${fix}"]`);
+    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await row.innerText(), /pinned \d/);
+    await row.click();
+    const detail = f.locator(`.detail-body[data-step="${fix}"]`);
+    await detail.waitFor({ state: 'visible', timeout: 30_000 });
+    await detail.locator('ul.pins').waitFor({ state: 'visible', timeout: 30_000 });
+    const text = await detail.innerText();
+    assert.match(text, new RegExp(`${onFix[0].label}`));
+    assert.match(text, /why this step: wrote the cited lines experiments\/calibrate_agent\.py:/);
+    await wb.dismissHovers();
+    const pinned = path.join(IMAGES, '17-verdict-pinned.png');
+    await wb.page.screenshot({ path: pinned });
+    assert.ok(fs.statSync(pinned).size > 20_000, 'the screenshot has content');
+
+    // "Repository at this step": the changed files against the prepared workspace, and the tree's files in a quick pick.
+    await detail.getByRole('button', { name: 'Repository at this step' }).click();
+    const tab = wb.page.locator('.part.editor .tab .label-name', { hasText: `agent-session at step ${fix}` }).first();
+    await tab.waitFor({ state: 'visible', timeout: 60_000 });
+    const pick = wb.page.locator('.quick-input-widget');
+    await pick.waitFor({ state: 'visible', timeout: 30_000 });
+    await pick.locator('input').fill('experiments');
+    await pick.locator('.monaco-list-row', { hasText: 'calibrate_agent.py' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await wb.page.locator('.part.editor').getByText('for k in range(91)]  # 0.5..5.0').first().waitFor({ state: 'visible', timeout: 30_000 });
+    const repo = path.join(IMAGES, '17-repo-at-step.png');
+    await wb.page.screenshot({ path: repo });
+    assert.ok(fs.statSync(repo).size > 20_000, 'the screenshot has content');
+    await wb.page.keyboard.press('Escape');
+  });
+});

@@ -1,0 +1,300 @@
+import { TrajHostMessageSchema, type TrajDetail, type TrajFilter, type TrajHeader, type TrajHostMessage } from '../../../src/protocol/trajectory';
+import { plural } from '../../../src/core/util/plural';
+import { el } from '../dom';
+import { loadUiState, saveUiState, send } from './api';
+import { renderDetail, showRaw, type DetailHost } from './detail';
+import { cost, tokens } from './format';
+import { TimelineList } from './list';
+
+/**
+ * The trajectory viewer's webview (custom editor `expbench.trajectory`): header (file, sample
+ * picker, live, totals, problems), filters and search, the virtual timeline and the detail pane.
+ * Keyboard: j/k or ↑/↓ step, Enter detail, / search, n/N next/previous hit, g go to step, Escape
+ * back to the list.
+ */
+const root = document.getElementById('root') as HTMLElement;
+const ui = loadUiState();
+
+let header: TrajHeader | undefined;
+let seq = 0;
+let total = 0;
+let hits: number[] = [];
+let hitIndex = -1;
+let occurrences = 0;
+let search = ui.search ?? '';
+let filter: TrajFilter = {};
+let pendingStep: number | undefined = ui.step;
+let detailStep: number | undefined;
+let detail: TrajDetail | undefined;
+let rendered = { rows: 0, first: undefined as number | undefined };
+let renderTimer = 0;
+/** What a `reveal` answers: Go to Step (clears hiding filters), or keeping the selection across a new view. */
+let locating: 'goto' | 'keep' = 'goto';
+
+const headEl = el('header', { class: 'head' });
+const banner = el('div', { class: 'banner', role: 'status' });
+const bar = el('div', { class: 'bar' });
+const body = el('div', { class: 'body' });
+const listBox = el('div', { class: 'listbox' });
+const detailEl = el('aside', { class: 'detail', tabindex: '-1', 'aria-label': 'Step detail' }, el('p', { class: 'muted' }, 'Select a step (j/k, ↑/↓ or a click).'));
+const notice = el('div', { class: 'notice', role: 'status' });
+body.append(listBox, detailEl);
+root.replaceChildren(headEl, banner, bar, body, notice);
+
+const list = new TimelineList(listBox, {
+  requestRows: (start, count) => send({ type: 'rows', seq, start, count }),
+  onPick: (p) => { pick(p); list.scroller.focus(); },
+  onRendered: (rows, first) => { rendered = { rows, first }; reportRendered(); },
+});
+
+/** Tells the host what is shown (tests' hook, Go to Step's default). */
+function reportRendered(): void {
+  if (renderTimer) return;
+  renderTimer = window.setTimeout(() => {
+    renderTimer = 0;
+    const sel = list.selected >= 0 ? list.row(list.selected)?.step : undefined;
+    send({ type: 'rendered', rows: rendered.rows, total, ...(rendered.first !== undefined ? { first: list.row(rendered.first)?.step ?? rendered.first } : {}),
+      ...(sel !== undefined ? { selected: sel } : {}), ...(search ? { hits: hitText() } : {}), ...(detail ? { detail: detail.step } : {}) });
+  }, 50);
+}
+
+function hitText(): string {
+  return hits.length ? `${hitIndex >= 0 ? hitIndex + 1 : 0} of ${hits.length}` : 'no match';
+}
+
+function pick(position: number): void {
+  if (position < 0 || position >= total) return;
+  list.select(position);
+  const r = list.row(position);
+  if (r) askDetail(r.step); // else once its page arrives (see 'rows')
+  const h = hits.indexOf(position);
+  if (h >= 0) { hitIndex = h; counter.textContent = hitText(); }
+  reportRendered();
+}
+
+function askDetail(step: number): void {
+  detailStep = step;
+  saveUiState({ step, search });
+  send({ type: 'detail', step, search });
+}
+
+// ── the header ────────────────────────────────────────────────────────────────────────────────
+function renderHeader(h: TrajHeader): void {
+  const title = el('div', { class: 'title' }, el('strong', {}, h.name), el('span', { class: 'muted' }, ` ${h.format} · ${h.id}${h.task ? ` · ${h.task}` : ''}`));
+  if (h.live) title.append(el('span', { class: 'live', title: h.updatedAt ? `updated ${h.updatedAt}` : '' }, '● live'));
+  const parts: Node[] = [title];
+  if (h.samples.length > 1) {
+    const sel = el('select', { 'aria-label': 'sample', class: 'samples' });
+    for (const s of h.samples) {
+      const o = el('option', { value: s.key }, `${s.id} (${plural(s.steps, 'step')})`);
+      if (s.key === h.key) o.selected = true;
+      sel.append(o);
+    }
+    sel.addEventListener('change', () => { pendingStep = undefined; send({ type: 'sample', key: sel.value }); });
+    parts.push(el('label', { class: 'picker' }, `${plural(h.samples.length, 'sample')}: `, sel));
+  }
+  const t = h.totals;
+  parts.push(el('div', { class: 'totals' }, `${plural(t.steps, 'step')} · ${tokens(t.tokens)} tokens${t.costUsd ? ` · ${cost(t.costUsd)}` : ''}${t.timed < t.steps ? ` · ${t.timed} timed` : ''}`
+    + ` · ${h.mappedEvents} of ${h.sourceEvents - h.skippedEvents} source events shown${h.skippedEvents ? ` (${h.skippedEvents} carry no row by design)` : ''}`));
+  headEl.replaceChildren(...parts);
+  // problems are never silent: counts, and the first ones by name
+  const p = h.problems;
+  banner.replaceChildren();
+  banner.className = 'banner';
+  if (p.errors + p.warnings + p.infos > 0 || t.steps === 0) {
+    banner.classList.add(p.errors ? 'bad' : 'warn');
+    const sum = [p.errors ? plural(p.errors, 'error') : '', p.warnings ? plural(p.warnings, 'warning') : '', p.infos ? plural(p.infos, 'note') : ''].filter(Boolean).join(', ');
+    const det = el('details', {}, el('summary', {}, t.steps === 0 ? `No steps in ${h.name}${sum ? `: ${sum} from the importer` : ''}` : `The importer reported ${sum}`));
+    det.append(el('ul', {}, ...p.items.map((x) => el('li', {}, el('strong', {}, x.severity), ` ${x.where}: ${x.message}`))));
+    if (p.items.length < p.errors + p.warnings + p.infos) det.append(el('p', { class: 'muted' }, `the first ${p.items.length} are listed`));
+    banner.append(det);
+  }
+  renderBar(h);
+}
+
+// ── filters and search ────────────────────────────────────────────────────────────────────────
+const searchBox = el('input', { type: 'search', placeholder: 'Search text, actions, observations  (/)', 'aria-label': 'search', class: 'search' });
+const counter = el('span', { class: 'count', 'aria-live': 'polite' });
+const prev = el('button', { title: 'previous match (N)' }, '↑');
+const next = el('button', { title: 'next match (n)' }, '↓');
+searchBox.value = search;
+let searchTimer = 0;
+searchBox.addEventListener('input', () => { window.clearTimeout(searchTimer); searchTimer = window.setTimeout(() => { search = searchBox.value; query(); }, 150); });
+searchBox.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter') { e.preventDefault(); window.clearTimeout(searchTimer); if (search !== searchBox.value) { search = searchBox.value; query(true); } else step(e.shiftKey ? -1 : 1); }
+  if (e.key === 'Escape') { list.scroller.focus(); }
+});
+prev.addEventListener('click', () => step(-1));
+next.addEventListener('click', () => step(1));
+
+function chipGroup(name: keyof Omit<TrajFilter, 'pinned'>, label: string, counts: Record<string, number>): HTMLElement {
+  const g = el('div', { class: 'chips', role: 'group', 'aria-label': label }, el('span', { class: 'muted' }, label));
+  for (const [value, n] of Object.entries(counts).sort((a, b) => b[1] - a[1])) {
+    const on = filter[name]?.includes(value) ?? false;
+    const c = el('button', { class: `chip${on ? ' on' : ''}`, 'aria-pressed': String(on), 'data-filter': name, 'data-value': value }, `${value || '(none)'} ${n}`);
+    c.addEventListener('click', () => {
+      const cur = new Set(filter[name] ?? []);
+      if (cur.has(value)) cur.delete(value); else cur.add(value);
+      filter = { ...filter, [name]: [...cur] };
+      renderBar(header!);
+      query();
+    });
+    g.append(c);
+  }
+  return g;
+}
+
+function toolSelect(counts: Record<string, number>): HTMLElement {
+  const sel = el('select', { 'aria-label': 'tool', class: 'tools' }, el('option', { value: '' }, 'all tools'));
+  for (const [value, n] of Object.entries(counts).sort((a, b) => b[1] - a[1])) {
+    const o = el('option', { value: value || '\u0000' }, `${value || '(no tool)'} (${n})`);
+    if (filter.tools?.length === 1 && filter.tools[0] === value) o.selected = true;
+    sel.append(o);
+  }
+  sel.addEventListener('change', () => {
+    filter = { ...filter, tools: sel.value === '' ? [] : [sel.value === '\u0000' ? '' : sel.value] };
+    query();
+  });
+  return el('label', { class: 'chips' }, el('span', { class: 'muted' }, 'tool'), sel);
+}
+
+function renderBar(h: TrajHeader): void {
+  const f = h.facets;
+  const groups: Node[] = [chipGroup('kinds', 'kind', f.kinds), chipGroup('actors', 'actor', f.actors), chipGroup('phases', 'phase', f.phases), toolSelect(f.tools)];
+  const pinned = el('button', { class: `chip${filter.pinned ? ' on' : ''}`, 'aria-pressed': String(!!filter.pinned), disabled: h.pinned ? '' : 'disabled', title: h.can.pins ? '' : 'no verdicts or flags are pinned to this run' }, `pinned ${h.pinned}`);
+  if (!h.pinned) pinned.setAttribute('disabled', '');
+  pinned.addEventListener('click', () => { filter = { ...filter, pinned: !filter.pinned }; renderBar(h); query(); });
+  groups.push(pinned);
+  const any = Object.values(filter).some((v) => (Array.isArray(v) ? v.length : v));
+  if (any) {
+    const clear = el('button', { class: 'link' }, 'clear filters');
+    clear.addEventListener('click', () => { filter = {}; renderBar(h); query(); });
+    groups.push(clear);
+  }
+  bar.replaceChildren(el('div', { class: 'filters' }, ...groups), el('div', { class: 'find' }, searchBox, counter, prev, next));
+}
+
+/** Sends the filters and search; the `view` reply resets the list. `jump`: select the first hit. */
+let jumpToHit = false;
+function query(jump = false): void {
+  seq++;
+  jumpToHit = jump || !!search;
+  send({ type: 'query', seq, filter, search });
+}
+
+function step(dir: 1 | -1): void {
+  if (!hits.length) return;
+  const sel = list.selected;
+  let i: number;
+  if (dir > 0) { i = hits.findIndex((p) => p > sel); if (i < 0) i = 0; } else { i = -1; for (let k = hits.length - 1; k >= 0; k--) if (hits[k] < sel) { i = k; break; } if (i < 0) i = hits.length - 1; }
+  hitIndex = i;
+  pick(hits[i]);
+  counter.textContent = hitText();
+}
+
+// ── the host's messages ───────────────────────────────────────────────────────────────────────
+const detailHost: DetailHost = {
+  showAll: (s) => send({ type: 'detail', step: s, full: true, search }),
+  raw: (s) => send({ type: 'raw', step: s }),
+  run: (command, s, item) => send({ type: 'run', command, step: s, ...(item ? { item } : {}) }),
+  review: (s, kind, value, reason) => send({ type: 'review', step: s, kind, value, ...(reason ? { reason } : {}) }),
+};
+
+function onMessage(m: TrajHostMessage): void {
+  switch (m.type) {
+    case 'loaded':
+      if (header && header.key !== m.header.key) { list.selected = -1; detail = undefined; detailStep = undefined; detailEl.replaceChildren(); }
+      header = m.header;
+      if (m.select !== undefined) pendingStep = m.select;
+      renderHeader(m.header);
+      query();
+      break;
+    case 'view': {
+      if (m.seq !== seq) return;
+      // the step selected before, to find again in the new view
+      const keep = list.selected >= 0 ? (list.row(list.selected)?.step ?? detailStep) : undefined;
+      total = m.total;
+      hits = m.hits; occurrences = m.occurrences;
+      hitIndex = -1;
+      list.query = search;
+      list.selected = -1;
+      list.reset(m.total, m.bands.map((b) => b.from), m.hits);
+      counter.textContent = search ? `${hitText()}${hits.length ? ` · ${plural(occurrences, 'match', 'matches')}` : ''} · ${m.searchMs.toFixed(0)} ms` : '';
+      if (pendingStep !== undefined) { locating = 'goto'; send({ type: 'locate', seq, step: pendingStep }); }
+      else if (jumpToHit && hits.length) { hitIndex = 0; pick(hits[0]); counter.textContent = `${hitText()} · ${plural(occurrences, 'match', 'matches')}`; }
+      else if (keep !== undefined) { locating = 'keep'; send({ type: 'locate', seq, step: keep }); }
+      else if (total) pick(0);
+      jumpToHit = false;
+      reportRendered();
+      break;
+    }
+    case 'rows':
+      if (m.seq !== seq) return;
+      list.add(m.start, m.rows);
+      { const r = list.row(list.selected); if (r && r.step !== detailStep) askDetail(r.step); }
+      break;
+    case 'reveal':
+      if (m.seq !== seq) return;
+      if (locating === 'keep') { locating = 'goto'; pick(m.position >= 0 ? m.position : 0); }
+      else if (m.position >= 0) { pendingStep = undefined; pick(m.position); }
+      else if (Object.keys(filter).length || search) {
+        flash(`Step ${m.step} is hidden by the filters or search: they are cleared.`);
+        filter = {}; search = ''; searchBox.value = '';
+        if (header) renderBar(header);
+        query();
+      } else { pendingStep = undefined; flash(`There is no step ${m.step} here.`); }
+      break;
+    case 'select':
+      pendingStep = m.step;
+      locating = 'goto';
+      send({ type: 'locate', seq, step: m.step });
+      break;
+    case 'detail':
+      if (m.detail.step !== detailStep) return;
+      detail = m.detail;
+      if (header) detailEl.replaceChildren(renderDetail(m.detail, header, detailHost));
+      detailEl.querySelector('mark')?.scrollIntoView({ block: 'center' });
+      reportRendered();
+      break;
+    case 'raw':
+      if (detail?.step === m.step) showRaw(detailEl, m.text, m.cut, m.where);
+      break;
+    case 'notice': flash(m.message); break;
+    case 'error': flash(m.message, true); break;
+  }
+}
+
+function flash(message: string, bad = false): void {
+  notice.textContent = message;
+  notice.className = `notice show${bad ? ' bad' : ''}`;
+  window.setTimeout(() => { if (notice.textContent === message) notice.className = 'notice'; }, bad ? 8000 : 3000);
+}
+
+window.addEventListener('message', (event: MessageEvent) => {
+  const parsed = TrajHostMessageSchema.safeParse(event.data);
+  if (parsed.success) onMessage(parsed.data);
+});
+
+// ── keyboard ──────────────────────────────────────────────────────────────────────────────────
+document.addEventListener('keydown', (e) => {
+  const t = e.target as HTMLElement;
+  if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const move = (d: number) => { e.preventDefault(); pick(Math.max(0, Math.min(total - 1, list.selected + d))); };
+  switch (e.key) {
+    case 'j': case 'ArrowDown': move(1); break;
+    case 'k': case 'ArrowUp': move(-1); break;
+    case 'PageDown': move(20); break;
+    case 'PageUp': move(-20); break;
+    case 'Home': e.preventDefault(); pick(0); break;
+    case 'End': e.preventDefault(); pick(total - 1); break;
+    case 'Enter': e.preventDefault(); if (list.selected >= 0) { const r = list.row(list.selected); if (r) askDetail(r.step); detailEl.focus(); } break;
+    case 'Escape': list.scroller.focus(); break;
+    case '/': e.preventDefault(); searchBox.focus(); searchBox.select(); break;
+    case 'n': e.preventDefault(); step(1); break;
+    case 'N': e.preventDefault(); step(-1); break;
+    case 'g': e.preventDefault(); send({ type: 'run', command: 'goToStep', step: list.row(list.selected)?.step ?? 0 }); break;
+  }
+});
+
+send({ type: 'ready' });
