@@ -34,7 +34,7 @@ function rng(seed: number): () => number {
   return () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
 }
 
-async function makeEvents(file: string): Promise<number> {
+export async function makeEvents(file: string): Promise<number> {
   const r = rng(17);
   const words = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ');
   const out = createWriteStream(file);
