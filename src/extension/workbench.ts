@@ -140,7 +140,7 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   context.subscriptions.push(triage);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
-  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, agreement };
+  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, agreement, lmTools };
 }
 
 /** The module dist/workbench.js, as the activation stage loads it. */
@@ -169,4 +169,6 @@ export interface WorkbenchApi {
   triage: TriageFeature;
   /** The judge-agreement view (`expbench.review.showAgreement`). */
   agreement: AgreementView;
+  /** The task's tools as language-model tools (docs/outside-agents.md); tests read `prepared`. */
+  lmTools: LmToolsFeature;
 }

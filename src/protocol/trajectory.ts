@@ -80,6 +80,8 @@ export const TrajHeaderSchema = z.object({
   live: z.boolean(),
   /** When the file last grew (ISO time), when live. */
   updatedAt: z.optional(z.string()),
+  /** Only the first part of the file is imported yet (the rest is being read): rows, filters and search cover what is loaded. */
+  loading: z.optional(z.boolean()),
   /** Source events, mapped and skipped (a row-less share is no silent cut). */
   sourceEvents: z.int(), mappedEvents: z.int(), skippedEvents: z.int(),
   problems: z.object({
@@ -139,6 +141,8 @@ export const TrajHostMessageSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('rows'), seq: z.int(), start: z.int(), rows: z.array(TrajRowSchema) }),
   z.object({ type: z.literal('detail'), detail: TrajDetailSchema }),
+  /** The answer to `prefetch`: the details of steps near the selection, for the webview's cache (drawn without a round trip). */
+  z.object({ type: z.literal('details'), search: z.string(), details: z.array(TrajDetailSchema) }),
   z.object({ type: z.literal('raw'), step: z.int(), text: z.string(), cut: z.boolean(), where: z.string() }),
   /** Show step `step` (Go to Step, a link): `position` in the current view, or -1 when the filters hide it. */
   z.object({ type: z.literal('select'), step: z.int() }),
@@ -155,12 +159,16 @@ export const TrajWebviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('rows'), seq: z.int(), start: z.int().check(z.nonnegative()), count: z.int().check(z.positive(), z.maximum(1000)) }),
   z.object({ type: z.literal('detail'), step: z.int(), full: z.optional(z.boolean()), search: z.optional(z.string()) }),
   z.object({ type: z.literal('raw'), step: z.int() }),
+  /** Details of these steps (neighbours of the selection, search hits) for the cache; at most 64. */
+  z.object({ type: z.literal('prefetch'), steps: z.array(z.int()).check(z.maxLength(64)), search: z.string() }),
   z.object({ type: z.literal('sample'), key: z.string() }),
   /** The position of `step` in the view of query `seq`. */
   z.object({ type: z.literal('locate'), seq: z.int(), step: z.int() }),
   z.object({ type: z.literal('run'), command: z.enum(TRAJ_COMMANDS), step: z.int(), item: z.optional(z.string()) }),
   z.object({ type: z.literal('review'), step: z.int(), kind: z.enum(REVIEW_KINDS), value: z.string(), reason: z.optional(z.string()) }),
   /** What the webview shows now (the tests' hook; also kept as the panel's state). */
-  z.object({ type: z.literal('rendered'), rows: z.int(), total: z.int(), first: z.optional(z.int()), selected: z.optional(z.int()), hits: z.optional(z.string()), detail: z.optional(z.int()) }),
+  z.object({ type: z.literal('rendered'), rows: z.int(), total: z.int(), first: z.optional(z.int()), selected: z.optional(z.int()), hits: z.optional(z.string()), detail: z.optional(z.int()),
+    /** Key press → the next animation frame after the new detail was drawn, ms, for the last moves (newest last; at most 50). */
+    moves: z.optional(z.array(z.number())) }),
 ]);
 export type TrajWebviewMessage = z.infer<typeof TrajWebviewMessageSchema>;

@@ -3,7 +3,11 @@
 // sample session through `node dist/cli.js agent mcp` (stdio, then Streamable HTTP with the token);
 // the session's event log, opened with "Open as Trajectory", shows their tool steps with the
 // container's output and the "outside agent … attached … unconfined" rows.
-// Screenshot: docs/images/19-outside-agent-steps.png.
+// EXPBENCH_OUTSIDE_SESSION=<dir>: work a copy of that session instead of a freshly prepared one,
+// e.g. one a language-model tools run kept (EXPBENCH_KEEP_LM_SESSION, test/vscode/lmTools.vscode.test.ts),
+// so that the viewer shows the steps of both kinds; only then is the screenshot written to
+// docs/images/19-outside-agent-steps.png (docs/outside-agents.md, "How the screenshot was made"),
+// else to test-results/e2e-outside/.
 import * as assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -63,10 +67,14 @@ describe('issue 19: an outside agent\'s MCP calls in the trajectory viewer (end 
 
   it('two MCP clients work a session; the viewer shows their tool steps and the unconfined marks', async () => {
     const session = path.join(tmp, 'session');
-    await run('prepare', 'sample/toycal/0', '--out', session, '--cache', path.join(tmp, 'cache'));
+    const prepared = process.env.EXPBENCH_OUTSIDE_SESSION;
+    if (prepared) fs.cpSync(prepared, session, { recursive: true });
+    else await run('prepare', 'sample/toycal/0', '--out', session, '--cache', path.join(tmp, 'cache'));
+    const lmSteps = prepared ? (await importOwnEvents(path.join(session, 'private', 'events.jsonl'))).steps.filter((s) => (s.extra as any)?.via === 'lm') : [];
+    if (prepared) assert.ok(lmSteps.length > 0, `${prepared} holds no language-model tool steps`);
 
     const stdio = new Client({ name: 'claude-code-like (stdio)', version: '1.0.0' });
-    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'agent', 'mcp', session], env: ENV, stderr: 'ignore' }));
+    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'agent', 'mcp', session, ...(prepared ? ['--take-over'] : [])], env: ENV, stderr: 'ignore' }));
     await stdio.callTool({ name: 'read_brief', arguments: {} });
     await stdio.callTool({ name: 'list_files', arguments: { depth: 2 } });
     await stdio.callTool({ name: 'shell', arguments: { command: 'id; python3 -c "import toycal, sys; print(sys.version.split()[0])"' } }, undefined, { timeout: 120_000 });
@@ -96,7 +104,8 @@ describe('issue 19: an outside agent\'s MCP calls in the trajectory viewer (end 
 
     const events = path.join(session, 'private', 'events.jsonl');
     const traj = await importOwnEvents(events);
-    const tools = traj.steps.filter((s) => s.kind === 'tool' && s.actor === 'agent');
+    const tools = traj.steps.filter((s) => s.kind === 'tool' && s.actor === 'agent' && (s.extra as any)?.via === 'mcp');
+    assert.deepEqual(traj.steps.filter((s) => (s.extra as any)?.via === 'lm').map((s) => s.index), lmSteps.map((s) => s.index), 'the language-model steps stay as they were');
     assert.deepEqual(tools.map((s) => `${(s.extra as any)?.client}:${s.action?.tool}`), [
       'claude-code-like (stdio):read_brief', 'claude-code-like (stdio):list_files', 'claude-code-like (stdio):shell', 'claude-code-like (stdio):read_file',
       'codex-like (http):set_design', 'codex-like (http):shell',
@@ -113,8 +122,20 @@ describe('issue 19: an outside agent\'s MCP calls in the trajectory viewer (end 
     await f.locator(`.row[data-step="${shellStep}"]`).click();
     await f.locator(`.detail-body[data-step="${shellStep}"]`).waitFor({ state: 'visible', timeout: 30_000 });
     assert.match(await f.locator('.detail-body').innerText(), /uid=\d+\(solver\)/);
+    const lmShell = lmSteps.find((s) => s.action?.tool === 'shell');
+    if (lmShell) {
+      await f.locator(`.row[data-step="${lmShell.index}"]`).click();
+      await f.locator(`.detail-body[data-step="${lmShell.index}"]`).waitFor({ state: 'visible', timeout: 30_000 });
+      const more = f.locator('.detail-body summary', { hasText: 'Other fields of the source event' });
+      await more.click();
+      await more.scrollIntoViewIfNeeded();
+      const detail = await f.locator('.detail-body').innerText();
+      assert.match(detail, /vscode-extension/);
+      assert.match(detail, /\blm\b/);
+      assert.match(detail, /\nsolver\n\/workspace/);
+    }
     await wb.dismissHovers();
-    const file = path.join(IMAGES, '19-outside-agent-steps.png');
+    const file = prepared ? path.join(IMAGES, '19-outside-agent-steps.png') : path.join(testResultsDir, 'e2e-outside', '19-outside-agent-steps.png');
     await wb.page.screenshot({ path: file });
     assert.ok(fs.statSync(file).size > 20_000, 'the screenshot has content');
   });

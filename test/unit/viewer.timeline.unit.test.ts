@@ -11,7 +11,7 @@ import { importFiles } from '../../src/core/trajectory/import';
 import type { Trajectory } from '../../src/core/trajectory/types';
 import { editDiffs } from '../../src/core/viewer/diffs';
 import { rawSource } from '../../src/core/viewer/rawSource';
-import { fieldTexts, stepTokens, Timeline } from '../../src/core/viewer/timeline';
+import { fieldTexts, readableJson, stepTokens, Timeline } from '../../src/core/viewer/timeline';
 import { stepDetail } from '../../src/extension/trajectory/viewer/detail';
 import { repoRoot } from '../harness/paths';
 
@@ -151,6 +151,23 @@ describe('viewer timeline on the shared trajectories', function () {
     assert.ok(r.positions.includes(s));
     const count = t.steps.reduce((n, x) => { const f = fieldTexts(x); return n + [f.text, f.action, f.observation].reduce((m, y) => m + y.toLowerCase().split(word.toLowerCase()).length - 1, 0); }, 0);
     assert.equal(r.occurrences, count);
+  });
+
+  it('shows a model step that only calls a tool as "→ tool(args…)", and a JSON text (Inspect info) as its fields', () => {
+    let calls = 0;
+    for (const list of Object.values(all)) for (const t of list) {
+      const tl = new Timeline(t);
+      t.steps.forEach((s, i) => {
+        if (s.kind === 'model' && !s.text?.trim() && s.action) {
+          calls++;
+          assert.ok(tl.row(i)!.text.startsWith(`→ ${s.action.tool}(`), `${t.id} step ${i}: ${tl.row(i)!.text}`);
+        }
+      });
+    }
+    assert.ok(calls > 0, 'no model step with only a tool call in the shared trajectories');
+    assert.equal(readableJson('{"level":"info","data":{"n":2},"msg":"started"}'), 'level: info · data: {"n":2} · msg: started');
+    assert.equal(readableJson('not json {'), '');
+    assert.equal(readableJson('[1,2]'), '');
   });
 
   it('makes phase bands that cover the view exactly, each one phase, neighbours different', () => {

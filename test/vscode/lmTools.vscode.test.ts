@@ -108,5 +108,44 @@ describe('Language-model tools: vscode.lm.invokeTool on the task tools (real ext
 
     await vscode.commands.executeCommand('expbench.agent.withdrawTools');
     await until(() => `tools after withdraw: ${ours().join(', ')}`, () => ours().length === 0);
+    // A one-off local run keeps the worked session (docs/outside-agents.md, "How the screenshot was made").
+    const keep = process.env.EXPBENCH_KEEP_LM_SESSION;
+    if (keep) {
+      await fsp.rm(keep, { recursive: true, force: true });
+      await fsp.cp(outDir, keep, { recursive: true });
+      console.log(`[lmTools] kept the session in ${keep}`);
+    }
+  });
+
+  it('asks before a shell command exactly when expbench.agent.approveShell is on (the registered prepareInvocation)', async () => {
+    const outDir = path.join(root, 'approve');
+    sessions.push(path.basename(outDir));
+    assert.equal(await vscode.commands.executeCommand('expbench.openTask', { taskId: TASK, outDir, open: false }), outDir);
+    const r = await vscode.commands.executeCommand<OfferResult>('expbench.agent.offerTools', { sessionDir: outDir });
+    assert.equal(r.offered, true, r.reason);
+    const { lmTools } = await api();
+    const config = vscode.workspace.getConfiguration('expbench');
+    const before = config.inspect<boolean>('agent.approveShell')?.globalValue;
+    const command = 'python3 train.py --seed 7 && rm -rf /workspace/out';
+    try {
+      await config.update('agent.approveShell', true, vscode.ConfigurationTarget.Global);
+      const on = await lmTools.prepared('expbench_shell', { command });
+      assert.ok(on?.confirmationMessages, 'a confirmation when approveShell is on');
+      assert.equal(on.confirmationMessages.title, 'Run this command in the task container?');
+      const message = on.confirmationMessages.message;
+      assert.ok((typeof message === 'string' ? message : message.value).includes(command), 'the confirmation shows the command');
+      const other = await lmTools.prepared('expbench_read_file', { path: 'README.md' });
+      assert.ok(other && !other.confirmationMessages, 'no confirmation for a tool that is not the shell');
+
+      await config.update('agent.approveShell', false, vscode.ConfigurationTarget.Global);
+      const off = await lmTools.prepared('expbench_shell', { command });
+      assert.ok(off, 'the shell tool is registered');
+      assert.equal(off.confirmationMessages, undefined, 'no confirmation when approveShell is off');
+      assert.match(String(off.invocationMessage), /shell/);
+    } finally {
+      await config.update('agent.approveShell', before, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('expbench.agent.withdrawTools');
+    }
+    assert.equal(await lmTools.prepared('expbench_shell', { command }), undefined, 'nothing answers once withdrawn');
   });
 });

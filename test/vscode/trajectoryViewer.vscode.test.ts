@@ -91,6 +91,29 @@ describe('Trajectory viewer (real extension host)', function () {
     assert.equal((await api()).trajectoryViewer.provider.panelsOf(other).length, 0);
   });
 
+  it('opens a large session log progressively: the first lines first ("loading…"), then every step', async () => {
+    const n = 30_000;
+    const dir = path.join(tmp, 'session', 'private');
+    await fsp.mkdir(dir, { recursive: true });
+    const file = path.join(dir, 'events.jsonl');
+    const t0 = Date.parse('2026-12-01T10:00:00Z');
+    await fsp.writeFile(file, `${Array.from({ length: n }, (_, i) => JSON.stringify({ v: 1, at: new Date(t0 + i * 1000).toISOString(), type: 'note.added', text: `note ${i}` })).join('\n')}\n`);
+    const totals: number[] = [];
+    const provider = (await api()).trajectoryViewer.provider;
+    await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(file), 'expbench.trajectory');
+    const p = await panelOf(file);
+    const sub = p.onDidRender((r) => totals.push(r.total));
+    if (p.rendered) totals.unshift(p.rendered.total);
+    await p.doc.complete;
+    assert.equal(p.doc.partial, false);
+    await rendered(p, `all ${n} steps`, (x) => x.total === n, 60_000);
+    sub.dispose();
+    assert.equal(p.trajectory?.steps.length, n);
+    assert.ok(totals.every((t) => t <= n), `totals drawn: ${totals.join(', ')}`);
+    console.log(`      totals drawn while opening: ${[...new Set(totals)].join(' → ')}`);
+    assert.equal(provider.panelsOf(file).length, 1);
+  });
+
   it('tails a JSON Lines file that grows: new steps appear without reopening', async () => {
     const lines = (await fsp.readFile(V1_EVENTS, 'utf8')).split('\n').filter(Boolean);
     const file = path.join(tmp, 'events.jsonl');

@@ -24,10 +24,13 @@ export const MAX_CHANGED_FILES = 500;
 
 /**
  * The container's main command: runs `bash reproduce_exp_bench.sh` in /workspace and exits with
- * its exit code. Around it, a wrapper (1) touches a marker before the script starts, (2) bounds the
+ * its exit code. Around it, a wrapper (1) touches a marker before the script starts, runs the
+ * environment's setup commands from the env variable `EXPBENCH_SETUP` first when there are any
+ * (one `bash -e` script; it counts against the script's time limit; on a non-zero exit it writes
+ * {@link SETUP_FAILED} and exits with that code without running the script), (2) bounds the
  * script with coreutils `timeout` at `backstopSeconds` (a backstop so that a run nobody watches
  * any more, e.g. after a crash, still ends; the verifier's own timer fires first), and (3) after the
- * script exits, archives the regular files under /workspace newer than the marker (up to
+ * script exits, archives the regular files under /workspace newer than the setup's end (up to
  * {@link MAX_CHANGED_FILES}, each < 1 MiB, `.git` excluded) to `/tmp/.expbench/changed.tar`,
  * which the verifier reads from the run's output folder for the claims check. The wrapper prints
  * nothing itself, except when the clean tree arrives cut: then it writes {@link TREE_INCOMPLETE}
@@ -45,16 +48,27 @@ export function wrapperCommand(backstopSeconds: number, treeMarker?: string): st
       'exec </dev/null',
     ] : []),
     `mkdir -p ${WRAPPER_DIR} && touch ${WRAPPER_DIR}/start`,
+    // The environment's setup commands (curation file, recorded in the manifest), as one `bash -e`
+    // script in /workspace; on failure the script is not run.
+    'if [ -n "$EXPBENCH_SETUP" ]; then',
+    `  timeout -k 5 ${s} bash -ec "$EXPBENCH_SETUP" </dev/null; code=$?`,
+    `  if [ $code -ne 0 ]; then touch ${WRAPPER_DIR}/${SETUP_FAILED} ${WRAPPER_DIR}/${SCRIPT_ENDED}; echo "expbench: the environment's setup failed (exit $code); reproduce_exp_bench.sh was not run" >&2; exit $code; fi`,
+    'fi',
+    `touch ${WRAPPER_DIR}/${SETUP_DONE}`,
     `timeout -k 5 ${s} bash reproduce_exp_bench.sh`,
     'code=$?',
     `touch ${WRAPPER_DIR}/${SCRIPT_ENDED}`,
-    `{ find /workspace -xdev -type f -newer ${WRAPPER_DIR}/start -size -${MAX_CHANGED_FILE_BYTES / 1024 + 1}k -not -path '*/.git/*' -print0`
+    `{ find /workspace -xdev -type f -newer ${WRAPPER_DIR}/${SETUP_DONE} -size -${MAX_CHANGED_FILE_BYTES / 1024 + 1}k -not -path '*/.git/*' -print0`
       + ` | head -z -n ${MAX_CHANGED_FILES} | tar --null -T - -cf ${WRAPPER_DIR}/changed.tar; } </dev/null >/dev/null 2>&1`,
     'exit $code',
   ].join('\n');
   return ['bash', '-c', script];
 }
 
+/** Marker the wrapper writes into {@link WRAPPER_DIR} when the environment's setup exited non-zero (the script did not run). */
+export const SETUP_FAILED = 'setup-failed';
+/** Marker the wrapper touches after the setup (or right after `start` without one): files newer than it are the script's. */
+export const SETUP_DONE = 'setup-done';
 /** Marker the wrapper writes into {@link WRAPPER_DIR} when the clean tree arrived cut (the script did not run). */
 export const TREE_INCOMPLETE = 'tree-incomplete';
 /** Marker the wrapper touches in {@link WRAPPER_DIR} right before the script starts. */

@@ -10,7 +10,7 @@ import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
 import { exists, readJsonIfExists } from '../util/fs';
 import { checkClaims, OutputSource } from './claims';
-import { collectChangedFiles, killSignalsSince, SCRIPT_ENDED, SCRIPT_STARTED, TREE_INCOMPLETE } from './container-io';
+import { collectChangedFiles, killSignalsSince, SCRIPT_ENDED, SCRIPT_STARTED, SETUP_FAILED, TREE_INCOMPLETE } from './container-io';
 import { asVerifyError } from './ioErrors';
 import { readLogText, RunLogs } from './logs';
 import { ClaimsResult, saveRecord, VerificationRecord, VerifyRunPaths } from './record';
@@ -133,6 +133,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     // A log that could not be written (a full disk) makes the run an error: its output is not all there.
     const logFailure = ctx.logs.writeError;
     if (logFailure && !failure) failure = asVerifyError(logFailure, ctx.layout.root);
+    const setupFailed = record.setup !== undefined && await exists(path.join(ctx.paths.out, SETUP_FAILED));
     await fsp.rm(ctx.paths.out, { recursive: true, force: true }).catch(() => undefined);
     const claims = await claimsFor(ctx.layout, ctx.paths, changed);
     if (killedBy || backstop || failure) exitCode = null;
@@ -153,6 +154,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
         E_clean: record.mode === 'clean' ? ok : null,
         E_claims: claims,
         changedFiles: changed.map((c) => c.source).sort(),
+        ...(record.setup ? { setup: { ...record.setup, failed: setupFailed } } : {}),
       };
     };
     // Saved while the container is being removed; saved again in the rare case that it turns out

@@ -119,6 +119,8 @@ export const VerificationRecordSchema = z.object({
   gpusPassed: z.boolean(),
   /** The environment's data mounts bound read-only (host → container; absent without mounts). */
   mounts: z.array(z.object({ host: z.string(), container: z.string() })).optional(),
+  /** The environment's setup commands run before the script (absent without any); `failed`: one exited non-zero and the script was not run. */
+  setup: z.object({ commands: z.array(z.string()), failed: z.boolean() }).optional(),
   limits: VerifyLimitsSchema,
   /** ISO 8601: when the container was started (clean mode: the tree is copied in after this). */
   startedAt: z.string(),

@@ -106,7 +106,9 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
   const limits: VerifyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   checkLimits(limits, opts.logCapBytes);
   const docker = opts.docker ?? connectDocker();
-  const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown; environment?: { mounts?: unknown } }>(layout.manifest).catch(() => undefined)) ?? {};
+  const manifest = (await readJsonIfExists<{ taskId?: unknown; image?: unknown; environment?: { mounts?: unknown; setup?: unknown } }>(layout.manifest).catch(() => undefined)) ?? {};
+  // The environment's setup commands (docs/curation.md), run by the wrapper before the script.
+  const setup = Array.isArray(manifest.environment?.setup) ? (manifest.environment.setup as unknown[]).filter((c): c is string => typeof c === 'string' && c.trim() !== '') : [];
   const taskId = typeof manifest.taskId === 'string' ? manifest.taskId : 'unknown';
   // The environment's read-only data mounts (docs/curation.md): a missing host path is refused here, before any container.
   const mounts = Array.isArray(manifest.environment?.mounts)
@@ -167,7 +169,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
               openStdin: mode === 'clean',
               user,
               workdir: '/workspace',
-              env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg' },
+              env: { HOME: mode === 'clean' ? '/home/solver' : '/tmp', PYTHONUNBUFFERED: '1', MPLBACKEND: 'Agg', ...(setup.length ? { EXPBENCH_SETUP: setup.join('\n') } : {}) },
               start: false,
               extraLabels: { [LABEL_OWNER]: ownerToken() },
             });
@@ -193,6 +195,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
       logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,
       E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint: lintScript(workspaceScript),
       ...(mounts.length ? { mounts: mounts.map((m) => ({ host: m.host, container: m.container })) } : {}),
+      ...(setup.length ? { setup: { commands: setup, failed: false } } : {}),
     };
     // In parallel: the output (and, in clean mode, the input the tree goes through) is attached,
     // the `running` record is saved.

@@ -253,12 +253,23 @@ export function stepTokens(s: Step): number | undefined {
 export function shortText(s: Step): string {
   // each candidate is cut before it is looked at: a row never costs more than a few hundred characters
   const head = (t: string | undefined) => (t === undefined ? '' : t.slice(0, HEAD_CHARS).trim());
-  const pick = head(s.text) || head(s.action?.command)
+  // a model step whose message is only a tool call shows the call; a JSON text (Inspect `info` data) its fields
+  const call = s.kind === 'model' && s.action ? `→ ${s.action.tool}(${head(s.action.command) || (s.action.arguments !== undefined ? head(typeof s.action.arguments === 'string' ? s.action.arguments : safeJson(s.action.arguments, HEAD_CHARS)) : '')})` : '';
+  const pick = readableJson(s.text) || head(s.text) || call || head(s.action?.command)
     || (s.edits?.length ? s.edits.slice(0, 4).map((e) => `${e.op ?? 'edit'} ${e.path}`).join(', ') : '')
     || (s.action ? `${s.action.tool}${s.action.arguments !== undefined ? ` ${head(typeof s.action.arguments === 'string' ? s.action.arguments : safeJson(s.action.arguments, HEAD_CHARS))}` : ''}` : '')
     || head(s.observation?.text) || head(s.errors?.join('; '));
   const line = pick.replace(/\s+/g, ' ').trim();
   return line.length > ROW_TEXT_CHARS ? `${line.slice(0, ROW_TEXT_CHARS - 1)}…` : line;
+}
+
+/** `{"a":1,"b":"x"}` → `a: 1 · b: x` (strings unquoted, nested values as JSON); '' when `t` is no short JSON object. */
+export function readableJson(t: string | undefined): string {
+  if (!t || t.length > 20_000 || t[0] !== '{') return '';
+  let v: unknown;
+  try { v = JSON.parse(t); } catch { return ''; }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return '';
+  return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}: ${typeof x === 'string' ? x : safeJson(x, HEAD_CHARS)}`).join(' · ').slice(0, HEAD_CHARS);
 }
 
 /** Characters of a candidate text {@link shortText} reads (a row shows {@link ROW_TEXT_CHARS}). */

@@ -42,7 +42,11 @@ export interface OfferResult {
   tools: string[];
 }
 
-interface Offered { root: string; tools: OutsideTools; disposables: vscode.Disposable[]; release?: () => Promise<void> }
+interface Offered {
+  root: string; tools: OutsideTools; disposables: vscode.Disposable[]; release?: () => Promise<void>;
+  /** The registered implementations, by tool name (`expbench_shell`, …). */
+  impls: Map<string, vscode.LanguageModelTool<Record<string, unknown>>>;
+}
 
 /**
  * The task's tools as VS Code language-model tools (`vscode.lm.registerTool`; declared in
@@ -97,7 +101,8 @@ export class LmToolsFeature implements vscode.Disposable {
       session: handle, container: () => manager.container(), brief: agentBrief(task), unconfined: true,
       submit: () => this.submit(handle, task, layout, isWindow ? win : undefined),
     });
-    const disposables = outsideToolSpecs().map((spec) => vscode.lm.registerTool<Record<string, unknown>>(`${LM_TOOL_PREFIX}${spec.name}`, {
+    const impls = new Map<string, vscode.LanguageModelTool<Record<string, unknown>>>();
+    const disposables = outsideToolSpecs().map((spec) => vscode.lm.registerTool<Record<string, unknown>>(`${LM_TOOL_PREFIX}${spec.name}`, setImpl(impls, `${LM_TOOL_PREFIX}${spec.name}`, {
       prepareInvocation: (options) => this.prepare(spec.name, options.input),
       invoke: async (options, token) => {
         const client: OutsideClient = { name: options.toolInvocationToken ? 'vscode-chat' : 'vscode-extension', via: 'lm', transport: 'vscode' };
@@ -110,11 +115,30 @@ export class LmToolsFeature implements vscode.Disposable {
           sub.dispose();
         }
       },
-    }));
-    this.current = { root, tools, disposables, release };
+    })));
+    this.current = { root, tools, disposables, release, impls };
     await vscode.commands.executeCommand('setContext', LM_TOOLS_CONTEXT, true);
     logger.info(`language-model tools offered for ${root}: ${this.names().join(', ')}`);
     return { offered: true, sessionDir: root, tools: this.names() };
+  }
+
+  /**
+   * What the registered implementation of `name` (`expbench_shell`, …) answers to VS Code's
+   * `prepareInvocation` for `input`: the message shown while it runs and, for `expbench_shell`
+   * with `expbench.agent.approveShell` on, the confirmation (title, and a message holding the
+   * command) that VS Code asks the person before it calls `invoke`. Undefined when no such tool is
+   * registered. (VS Code calls the same method before each `vscode.lm.invokeTool`; this lets a
+   * test read its answer without a chat view to answer the confirmation.)
+   */
+  async prepared(name: string, input: Record<string, unknown>): Promise<vscode.PreparedToolInvocation | undefined> {
+    const impl = this.current?.impls.get(name);
+    if (!impl?.prepareInvocation) return undefined;
+    const cts = new vscode.CancellationTokenSource();
+    try {
+      return (await impl.prepareInvocation({ input }, cts.token)) ?? undefined;
+    } finally {
+      cts.dispose();
+    }
   }
 
   /** Unregisters the tools (and releases a session opened for them). */
@@ -181,4 +205,9 @@ export class LmToolsFeature implements vscode.Disposable {
       return undefined;
     }
   }
+}
+
+function setImpl<T>(map: Map<string, T>, name: string, impl: T): T {
+  map.set(name, impl);
+  return impl;
 }

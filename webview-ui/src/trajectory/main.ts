@@ -2,6 +2,7 @@ import { TrajHostMessageSchema, type TrajDetail, type TrajFilter, type TrajHeade
 import { plural } from '../../../src/core/util/plural';
 import { el } from '../dom';
 import { loadUiState, saveUiState, send } from './api';
+import { DetailCache, PREFETCH_AROUND } from './cache';
 import { renderDetail, showRaw, type DetailHost } from './detail';
 import { cost, tokens } from './format';
 import { TimelineList } from './list';
@@ -28,6 +29,16 @@ let detailStep: number | undefined;
 let detail: TrajDetail | undefined;
 let rendered = { rows: 0, first: undefined as number | undefined };
 let renderTimer = 0;
+/** Details drawn without a round trip (neighbours of the selection, prefetched). */
+const cache = new DetailCache();
+/** The step whose full text ("show all") was asked: its answer is not cached. */
+let fullStep: number | undefined;
+/** When the key press that moved the selection happened (performance.now), until its detail is drawn. */
+let moveStart: number | undefined;
+/** Key press → next animation frame after the detail was drawn, ms, the last 50 moves. */
+const moves: number[] = [];
+let cacheHits = 0;
+let cacheMisses = 0;
 /** What a `reveal` answers: Go to Step (clears hiding filters), or keeping the selection across a new view. */
 let locating: 'goto' | 'keep' = 'goto';
 
@@ -54,7 +65,7 @@ function reportRendered(): void {
     renderTimer = 0;
     const sel = list.selected >= 0 ? list.row(list.selected)?.step : undefined;
     send({ type: 'rendered', rows: rendered.rows, total, ...(rendered.first !== undefined ? { first: list.row(rendered.first)?.step ?? rendered.first } : {}),
-      ...(sel !== undefined ? { selected: sel } : {}), ...(search ? { hits: hitText() } : {}), ...(detail ? { detail: detail.step } : {}) });
+      ...(sel !== undefined ? { selected: sel } : {}), ...(search ? { hits: hitText() } : {}), ...(detail ? { detail: detail.step } : {}), ...(moves.length ? { moves: [...moves] } : {}) });
   }, 50);
 }
 
@@ -74,13 +85,48 @@ function pick(position: number): void {
 
 function askDetail(step: number): void {
   detailStep = step;
+  fullStep = undefined;
   saveUiState({ step, search });
-  send({ type: 'detail', step, search });
+  const c = cache.get(step, search);
+  root.dataset.cache = `${(cacheHits += c ? 1 : 0)} hits, ${(cacheMisses += c ? 0 : 1)} misses`;
+  if (c) showDetail(c); else send({ type: 'detail', step, search });
+  prefetch();
+}
+
+/** Asks the host for the details of the steps around the selection (and the next/previous hits) not cached yet. */
+function prefetch(): void {
+  const want = new Set<number>();
+  const at = list.selected;
+  for (let d = 1; d <= PREFETCH_AROUND; d++) for (const p of [at + d, at - d]) {
+    const r = p >= 0 && p < total ? list.row(p) : undefined;
+    if (r && !cache.has(r.step, search)) want.add(r.step);
+  }
+  if (hits.length) for (const i of [hitIndex + 1, hitIndex - 1, hitIndex + 2]) {
+    const r = i >= 0 && i < hits.length ? list.row(hits[i]) : undefined;
+    if (r && !cache.has(r.step, search)) want.add(r.step);
+  }
+  if (want.size) send({ type: 'prefetch', steps: [...want].slice(0, 64), search });
+}
+
+function showDetail(d: TrajDetail): void {
+  detail = d;
+  if (header) detailEl.replaceChildren(renderDetail(d, header, detailHost));
+  detailEl.querySelector('mark')?.scrollIntoView({ block: 'center' });
+  const t0 = moveStart;
+  moveStart = undefined;
+  if (t0 !== undefined) requestAnimationFrame(() => {
+    moves.push(performance.now() - t0);
+    if (moves.length > 50) moves.shift();
+    root.dataset.moves = moves.map((x) => x.toFixed(1)).join(' ');
+    reportRendered();
+  });
+  reportRendered();
 }
 
 // ── the header ────────────────────────────────────────────────────────────────────────────────
 function renderHeader(h: TrajHeader): void {
   const title = el('div', { class: 'title' }, el('strong', {}, h.name), el('span', { class: 'muted' }, ` ${h.format} · ${h.id}${h.task ? ` · ${h.task}` : ''}`));
+  if (h.loading) title.append(el('span', { class: 'live loading', title: 'the rest of the file is being imported; rows, filters and search cover the steps loaded so far' }, `loading… ${plural(h.totals.steps, 'step')} so far`));
   if (h.live) title.append(el('span', { class: 'live', title: h.updatedAt ? `updated ${h.updatedAt}` : '' }, '● live'));
   const parts: Node[] = [title];
   if (h.samples.length > 1) {
@@ -194,7 +240,7 @@ function step(dir: 1 | -1): void {
 
 // ── the host's messages ───────────────────────────────────────────────────────────────────────
 const detailHost: DetailHost = {
-  showAll: (s) => send({ type: 'detail', step: s, full: true, search }),
+  showAll: (s) => { fullStep = s; send({ type: 'detail', step: s, full: true, search }); },
   raw: (s) => send({ type: 'raw', step: s }),
   run: (command, s, item) => send({ type: 'run', command, step: s, ...(item ? { item } : {}) }),
   review: (s, kind, value, reason) => send({ type: 'review', step: s, kind, value, ...(reason ? { reason } : {}) }),
@@ -205,6 +251,7 @@ function onMessage(m: TrajHostMessage): void {
     case 'loaded':
       if (header && header.key !== m.header.key) { list.selected = -1; detail = undefined; detailStep = undefined; detailEl.replaceChildren(); }
       header = m.header;
+      cache.clear();
       if (m.select !== undefined) pendingStep = m.select;
       renderHeader(m.header);
       query();
@@ -219,7 +266,7 @@ function onMessage(m: TrajHostMessage): void {
       list.query = search;
       list.selected = -1;
       list.reset(m.total, m.bands.map((b) => b.from), m.hits);
-      counter.textContent = search ? `${hitText()}${hits.length ? ` · ${plural(occurrences, 'match', 'matches')}` : ''} · ${m.searchMs.toFixed(0)} ms` : '';
+      counter.textContent = search ? `${hitText()}${hits.length ? ` · ${plural(occurrences, 'match', 'matches')}` : ''} · ${m.searchMs.toFixed(0)} ms${header?.loading ? ' · in the steps loaded so far' : ''}` : '';
       if (pendingStep !== undefined) { locating = 'goto'; send({ type: 'locate', seq, step: pendingStep }); }
       else if (jumpToHit && hits.length) { hitIndex = 0; pick(hits[0]); counter.textContent = `${hitText()} · ${plural(occurrences, 'match', 'matches')}`; }
       else if (keep !== undefined) { locating = 'keep'; send({ type: 'locate', seq, step: keep }); }
@@ -231,7 +278,7 @@ function onMessage(m: TrajHostMessage): void {
     case 'rows':
       if (m.seq !== seq) return;
       list.add(m.start, m.rows);
-      { const r = list.row(list.selected); if (r && r.step !== detailStep) askDetail(r.step); }
+      { const r = list.row(list.selected); if (r && r.step !== detailStep) askDetail(r.step); else if (r) prefetch(); }
       break;
     case 'reveal':
       if (m.seq !== seq) return;
@@ -250,11 +297,12 @@ function onMessage(m: TrajHostMessage): void {
       send({ type: 'locate', seq, step: m.step });
       break;
     case 'detail':
+      if (m.detail.step !== fullStep) cache.put([m.detail], search);
       if (m.detail.step !== detailStep) return;
-      detail = m.detail;
-      if (header) detailEl.replaceChildren(renderDetail(m.detail, header, detailHost));
-      detailEl.querySelector('mark')?.scrollIntoView({ block: 'center' });
-      reportRendered();
+      showDetail(m.detail);
+      break;
+    case 'details':
+      cache.put(m.details, m.search);
       break;
     case 'raw':
       if (detail?.step === m.step) showRaw(detailEl, m.text, m.cut, m.where);
@@ -280,7 +328,7 @@ document.addEventListener('keydown', (e) => {
   const t = e.target as HTMLElement;
   if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
   if (e.ctrlKey || e.metaKey || e.altKey) return;
-  const move = (d: number) => { e.preventDefault(); pick(Math.max(0, Math.min(total - 1, list.selected + d))); };
+  const move = (d: number) => { e.preventDefault(); moveStart = performance.now(); pick(Math.max(0, Math.min(total - 1, list.selected + d))); };
   switch (e.key) {
     case 'j': case 'ArrowDown': move(1); break;
     case 'k': case 'ArrowUp': move(-1); break;

@@ -83,10 +83,13 @@ export function viewRows(tl: Timeline, view: readonly number[], start: number, c
   return out;
 }
 
+/** Lines of a session event log imported first (the first page is posted from them), before the whole file. */
+export const HEAD_LINES = 2000;
+
 const where = (p: TrajProblem) => `${p.file}${p.entry ? `!${p.entry}` : ''}${p.line ? `:${p.line}` : ''}${p.pointer ? `#${p.pointer}` : ''}`;
 
 /** The viewer's header for trajectory `key` of a file's list (problems of the file and of that trajectory, counted). */
-export function header(file: string, name: string, list: Trajectory[], key: number, tl: Timeline | undefined, fileProblems: TrajProblem[], o: { live: boolean; updatedAt?: string; failure?: string; can: TrajHeader['can']; pinned: number }): TrajHeader {
+export function header(file: string, name: string, list: Trajectory[], key: number, tl: Timeline | undefined, fileProblems: TrajProblem[], o: { live: boolean; loading?: boolean; updatedAt?: string; failure?: string; can: TrajHeader['can']; pinned: number }): TrajHeader {
   const t = list[key];
   const problems = [...fileProblems, ...(t?.problems ?? [])];
   if (o.failure && !problems.some((p) => p.severity === 'error')) problems.unshift({ file, pointer: '', severity: 'error', message: o.failure });
@@ -94,7 +97,7 @@ export function header(file: string, name: string, list: Trajectory[], key: numb
   return {
     file, name, format: t?.format ?? 'unknown', key: String(key), id: t?.id ?? name, task: t?.task,
     samples: list.map((x, i) => ({ key: String(i), id: x.id, steps: x.steps.length, task: x.task })),
-    live: o.live, updatedAt: o.updatedAt,
+    live: o.live, updatedAt: o.updatedAt, ...(o.loading ? { loading: true } : {}),
     sourceEvents: t?.sourceEvents ?? 0, mappedEvents: t?.mappedEvents ?? 0, skippedEvents: t?.skippedEvents ?? 0,
     problems: {
       errors: count('error'), warnings: count('warning'), infos: count('info'),

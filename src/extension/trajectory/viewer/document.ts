@@ -1,10 +1,13 @@
 import { watch, type FSWatcher, promises as fsp } from 'node:fs';
 import * as vscode from 'vscode';
 import { log } from '../../../core/log';
+import { detectFormat } from '../../../core/trajectory/detect';
 import { importFiles } from '../../../core/trajectory/import';
+import { importOwnEvents } from '../../../core/trajectory/own';
 import type { Trajectory, TrajProblem } from '../../../core/trajectory/types';
 import { errorMessage } from '../../../core/util/errors';
 import { Timeline } from '../../../core/viewer/timeline';
+import { HEAD_LINES } from './detail';
 
 const logger = log('trajectory-viewer');
 
@@ -16,7 +19,9 @@ export const LIVE_DEBOUNCE_MS = 400;
  * Inspect `.eval` holds one per sample), the file-level problems of the import, and a
  * {@link Timeline} per trajectory, made on first use. A JSON Lines file is watched: when it grows
  * (an agent at work) it is imported again after {@link LIVE_DEBOUNCE_MS} of quiet and
- * `onDidReload` fires; it is then `live`.
+ * `onDidReload` fires; it is then `live`. A session event log (`expbench-events`) is shown
+ * progressively: {@link load} imports its first {@link HEAD_LINES} lines (`partial` true), the
+ * whole file is imported after, and `onDidReload` fires when it is (`complete` settles then).
  */
 export class TrajectoryDocument implements vscode.CustomDocument {
   trajectories: Trajectory[] = [];
@@ -24,6 +29,10 @@ export class TrajectoryDocument implements vscode.CustomDocument {
   /** Why the file could not be read at all (the viewer shows it, naming the file). */
   failure?: string;
   live = false;
+  /** True while only the first lines are imported (the rest is being read). */
+  partial = false;
+  /** Settles when the whole file is imported. */
+  complete: Promise<void> = Promise.resolve();
   updatedAt?: string;
   private timelines = new Map<number, Timeline>();
   private watcher?: FSWatcher;
@@ -40,7 +49,16 @@ export class TrajectoryDocument implements vscode.CustomDocument {
 
   /** Reads the file (all its trajectories); then, for JSON Lines, starts watching it. */
   async load(): Promise<void> {
+    if (await this.readHead()) {
+      this.partial = true;
+      this.complete = this.read().finally(() => { this.partial = false; this.reloaded.fire(); this.watchIfJsonl(); });
+      return;
+    }
     await this.read();
+    this.watchIfJsonl();
+  }
+
+  private watchIfJsonl(): void {
     if (/\.jsonl$/i.test(this.file) || this.trajectories.some((t) => t.format === 'expbench-events' || (t.format.startsWith('openhands') && /\.jsonl$/.test(t.file)))) this.watch();
   }
 
@@ -49,6 +67,23 @@ export class TrajectoryDocument implements vscode.CustomDocument {
     let t = this.timelines.get(i);
     if (!t) { t = new Timeline(this.trajectories[i]); this.timelines.set(i, t); }
     return t;
+  }
+
+  /** Imports the first lines of a session event log; false (nothing read) for any other file. */
+  private async readHead(): Promise<boolean> {
+    try {
+      const d = await detectFormat(this.file);
+      if (d.kind !== 'jsonl' || d.format !== 'expbench-events') return false;
+      const started = performance.now();
+      const t = await importOwnEvents(this.file, { maxLines: HEAD_LINES });
+      if (t.steps.length < HEAD_LINES / 2) return false; // a small file: the whole import is as quick
+      this.trajectories = [t];
+      this.timelines.clear();
+      logger.info(`${this.file}: first ${t.steps.length} steps read in ${Math.round(performance.now() - started)} ms; reading the rest`);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async read(): Promise<void> {

@@ -112,6 +112,12 @@ export class ViewerPanel implements vscode.Disposable {
           pins: this.pins.get(m.step) ?? [], judgements: this.judgements.get(m.step) ?? [],
         }) });
         return;
+      case 'prefetch':
+        if (!tl) return;
+        this.post({ type: 'details', search: m.search, details: m.steps.filter((s) => tl.rows[s]).map((s) => stepDetail(this.file, tl, s, {
+          limit: DETAIL_CHARS, search: m.search, pins: this.pins.get(s) ?? [], judgements: this.judgements.get(s) ?? [],
+        })) });
+        return;
       case 'raw': {
         const s = tl?.trajectory.steps[m.step];
         if (!s) return;
@@ -175,10 +181,10 @@ export class ViewerPanel implements vscode.Disposable {
       this.judgements = await this.extras.judgements(this.file, t).catch((e) => { logger.warn(`no judgements for ${this.file}: ${errorMessage(e)}`); return new Map<number, TrajJudgement[]>(); });
     }
     const h = header(this.file, path.basename(this.file), this.doc.trajectories, this.key, this.timeline, this.doc.fileProblems, {
-      live: this.doc.live, updatedAt: this.doc.updatedAt, failure: this.doc.failure, can: await this.extras.can(), pinned: this.pins.size,
+      live: this.doc.live, loading: this.doc.partial, updatedAt: this.doc.updatedAt, failure: this.doc.failure, can: await this.extras.can(), pinned: this.pins.size,
     });
-    const select = this.pending;
-    this.pending = undefined;
+    const select = this.pending !== undefined && (!this.doc.partial || this.pending < (t?.steps.length ?? 0)) ? this.pending : undefined;
+    if (select !== undefined) this.pending = undefined;
     this.post({ type: 'loaded', header: h, ...(select !== undefined ? { select } : {}) });
   }
 
