@@ -36,6 +36,8 @@ export const TriageRowSchema = z.object({
   durationMs: z.nullable(z.number()),
   firstFlaggedStep: z.nullable(z.int()),
   verified: z.boolean(),
+  /** What could not be read of the run (a damaged file, state or judge record). */
+  problems: z.optional(z.array(z.string())),
 });
 
 /** Host → webview: every run, scored under `policy`; `problems`: inputs that could not be read. */

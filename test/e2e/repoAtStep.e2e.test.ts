@@ -4,6 +4,7 @@
 // submit); the session's event log opened with "Open as Trajectory" in code-server shows verdicts
 // pinned to the steps that wrote their evidence and the git log flag on its step; "Repository at
 // this step" on the edit step opens the changed files against the prepared workspace.
+// A curator then flips the pinned verdict from the viewer (stored in the review store).
 // Screenshots: docs/images/17-verdict-pinned.png, docs/images/17-repo-at-step.png.
 import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -105,5 +106,33 @@ describe('issue 17: verdicts pinned to steps and the repository at a step (end t
     await wb.page.screenshot({ path: repo });
     assert.ok(fs.statSync(repo).size > 20_000, 'the screenshot has content');
     await wb.page.keyboard.press('Escape');
+
+    // A curator flips the pinned verdict from the viewer (issue 21, item 4): the quick pick of the
+    // other verdicts, a reason, stored in the review store as the gap report stores it.
+    const reviewDir = process.env.EXPBENCH_E2E_REVIEW_DIR;
+    assert.ok(reviewDir, 'EXPBENCH_E2E_REVIEW_DIR is set by run-e2e.js');
+    await wb.page.locator('.part.editor .tab', { hasText: 'events.jsonl' }).first().click();
+    const again = await viewerFrame(wb, 'events.jsonl');
+    const pinItem = again.locator(`.detail-body[data-step="${fix}"] ul.pins li`).first();
+    await pinItem.waitFor({ state: 'visible', timeout: 30_000 });
+    await pinItem.getByRole('button', { name: 'Flip…' }).click();
+    const flip = wb.page.locator('.quick-input-widget');
+    await flip.waitFor({ state: 'visible', timeout: 30_000 });
+    const choice = (await flip.locator('.monaco-list-row').first().innerText()).trim().split(/\s+/)[0];
+    await flip.locator('.monaco-list-row').first().click();
+    await wb.page.locator('.quick-input-widget .quick-input-title', { hasText: `Flip ${onFix[0].item}` }).waitFor({ state: 'visible', timeout: 30_000 });
+    const reason = 'the edit only adds a comment; the cited lines were written a step earlier';
+    await wb.page.keyboard.type(reason);
+    await wb.page.keyboard.press('Enter');
+    const flipDeadline = Date.now() + 30_000;
+    let stored: { kind: string; subject: { item?: string }; value: { verdict: string; judged: string }; reason?: string } | undefined;
+    while (!stored && Date.now() < flipDeadline) {
+      const files = !fs.existsSync(reviewDir!) ? [] : fs.readdirSync(reviewDir!, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.json')).map((e) => path.join(e.parentPath, e.name));
+      stored = files.map((f2) => JSON.parse(fs.readFileSync(f2, 'utf8'))).find((j) => j.kind === 'verdict-flip' && j.subject?.item === onFix[0].item && j.reason === reason);
+      if (!stored) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(stored, `a verdict-flip of ${onFix[0].item} with the reason in ${reviewDir}`);
+    assert.equal(stored!.value.verdict, choice);
+    assert.notEqual(stored!.value.verdict, stored!.value.judged);
   });
 });

@@ -97,7 +97,7 @@ describe('expbench curate verdict | resolve | queue | edit | dispute | export | 
     assert.equal(j.rows.length, 2);
     assert.ok(j.rows.every((x: { figures: { kappa: { interval: unknown } } }) => Array.isArray(x.figures.kappa.interval)));
     r = await cli(['curate', 'agreement', path.join(dir, 'none'), '--review', review]);
-    assert.equal(r.code, 0);
-    assert.match(r.stderr, /does not exist/);
+    assert.equal(r.code, 2, 'an input that cannot be read exits 2, as curate lint');
+    assert.match(r.stderr, /none: does not exist/);
   });
 });

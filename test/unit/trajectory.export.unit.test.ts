@@ -209,6 +209,12 @@ describe('trajectory export: a session as an Inspect log, round trip through our
     const bad = await run('session', 'export', agentDir, '--format', 'inspect-yaml', '--out', out);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--format: unknown export format "inspect-yaml": use inspect-eval or inspect-json/);
+    // --out naming a folder: one line naming it, no stack, nothing written beside it.
+    const folder = await run('session', 'export', agentDir, '--format', 'inspect-eval', '--out', tmp);
+    assert.notEqual(folder.code, 0);
+    assert.match(folder.stderr, /is a folder: give the log file to write/);
+    assert.doesNotMatch(folder.stderr, /\n\s+at /, 'no stack trace');
+    assert.deepEqual((await fsp.readdir(path.dirname(tmp))).filter((f) => f.startsWith(`${path.basename(tmp)}.`) && f.endsWith('.tmp')), []);
   });
 });
 

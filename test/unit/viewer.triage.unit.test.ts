@@ -128,6 +128,21 @@ describe('viewer triage, report rows and compare (real sessions of sample/toycal
     assert.match(text.stdout, /^human \(2 runs\):$/m);
     assert.match(text.stdout, /^agent \(1 run\):$/m);
     assert.match(text.stdout, /^agent\tllm|^agent\theuristic/m, 'the table has an agent row');
+    // Sessions and EXP-Bench harness judge files together: the run list has a row for every run the table counts.
+    const expb = path.join(ROOT, '..', 'shared', 'data', 'trajectories', 'exp-bench');
+    const mixed = await report(path.join(tmp, 'runs'), expb, '--by', 'actor', '--runs', '--json');
+    assert.equal(mixed.code, 0, mixed.stderr);
+    const m = JSON.parse(mixed.stdout);
+    const agentRows = m.rows.filter((x: { group: string }) => x.group === 'agent') as Array<{ kind: string; tasks: number }>;
+    const agentTasks = agentRows.reduce((n, x) => n + x.tasks, 0);
+    assert.ok(agentTasks >= 5, `the agent session and the harness files: ${agentTasks}`);
+    for (const x of agentRows) {
+      assert.equal(m.runs.filter((r: TriageRow) => r.actor === 'agent' && r.judge === x.kind).length, x.tasks, `one ${x.kind}-judged agent run per task of the table's agent ${x.kind} row`);
+    }
+    const mixedText = await report(path.join(tmp, 'runs'), expb, '--by', 'actor', '--runs');
+    assert.match(mixedText.stdout, new RegExp(`^agent \\(${m.runs.filter((x: TriageRow) => x.actor === 'agent').length} runs\\):$`, 'm'));
+    for (const x of agentRows) assert.match(mixedText.stdout, new RegExp(`^agent\\t${x.kind}\\t${x.tasks}\\t`, 'm'));
+    assert.doesNotMatch(mixedText.stderr, /no run in/);
     const bad = await report(path.join(tmp, 'runs'), '--by', 'paper');
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--by paper: expected folder or actor/);

@@ -91,7 +91,7 @@ describe('Trajectory viewer (real extension host)', function () {
     assert.equal((await api()).trajectoryViewer.provider.panelsOf(other).length, 0);
   });
 
-  it('opens a large session log progressively: the first lines first ("loading…"), then every step', async () => {
+  it('opens a large session log progressively (its first lines, then the whole file): every step is drawn and the loading state ends', async () => {
     const n = 30_000;
     const dir = path.join(tmp, 'session', 'private');
     await fsp.mkdir(dir, { recursive: true });

@@ -7,6 +7,7 @@ import { LINT_RULES, type LintReport } from '../../core/curation/types';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
 import { registerReview } from './curateReview';
+import { plural } from '../../core/util/plural';
 
 /**
  * `expbench curate lint [DIR…] [--source URL|PATH] [--commit SHA] [--json] [--check]`: the task
@@ -124,7 +125,7 @@ export function lintText(r: LintReport): string {
   if (r.findings.length === 0) lines.push('  (none)');
   const repo = r.repositories.length === 0 ? ', file rules only'
     : `, repository rules at ${r.repositories.map((x) => `${x.commit.slice(0, 12)} of ${x.source}${x.paper ? ` (${x.paper}'s pin)` : ''}`).join(', ')}`;
-  lines.push(`${r.tasks} tasks in ${r.files.length} files${repo}: ${r.findings.length} findings ` +
-    `(error: ${r.bySeverity.error}, warning: ${r.bySeverity.warning}, info: ${r.bySeverity.info}), ${r.unreadable.length} unreadable inputs`);
+  lines.push(`${plural(r.tasks, 'task')} in ${plural(r.files.length, 'file')}${repo}: ${plural(r.findings.length, 'finding')} ` +
+    `(error: ${r.bySeverity.error}, warning: ${r.bySeverity.warning}, info: ${r.bySeverity.info}), ${plural(r.unreadable.length, 'unreadable input')}`);
   return lines.join('\n');
 }

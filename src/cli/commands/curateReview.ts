@@ -139,6 +139,8 @@ export function registerReview(curate: Command): void {
         console.log(agreementMarkdown(r));
         for (const s of r.skipped) console.error(`expbench: ${s.file}: ${s.reason}`);
       }
+      // An input that could not be read: exit 2, as `curate lint` (the rest is still reported).
+      if ((await Promise.all(dirs.map((d) => fsp.stat(d).then(() => true, () => false)))).includes(false)) process.exitCode = 2;
     });
 }
 

@@ -6,6 +6,7 @@ import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { prepareTask } from '../../core/flows/prepareTask';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
+import { plural } from '../../core/util/plural';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
@@ -48,7 +49,7 @@ export function register(program: Command): void {
           console.log(`commit   ${m.commit} (${m.source.kind === 'folder' ? 'an import of the folder\'s files: it is not the top of a git repository' : m.pin?.from === 'curation' ? `pinned by ${m.pin.file}` : m.pin?.from === 'option' ? '--commit' : 'the source\'s HEAD'})`);
           console.log(`image    ${m.image} (${m.environment?.from === 'curation' ? `environment of ${m.environment.file}` : m.environment?.from === 'option' ? '--image' : 'default'})`);
           for (const s of m.submodules) console.log(`submodule ${s.path} @ ${s.sha}`);
-          console.log(`masked   ${m.masked.length} file(s):`);
+          console.log(`masked   ${plural(m.masked.length, 'file')}:`);
           for (const x of m.masked) console.log(`  ${x.path}  (${x.reason})${x.sameContentAs ? `  same content as ${x.sameContentAs}` : ''}`);
           console.log(`workspace ${path.resolve(opts.out, 'workspace')} (commit "task start" ${m.workspaceCommit.slice(0, 12)})`);
         }

@@ -4,7 +4,9 @@ import { collectOutcomes } from '../../core/interop/collect';
 import { policyByName } from '../../core/metrics/policies';
 import { buildTable, formatTable } from '../../core/metrics/table';
 import { loadDatasets } from '../../core/tasks/loader';
-import { formatRows, groupOutcomesByActor, sortRows, triageRuns, type TriageRow } from '../../core/viewer/triage';
+import * as path from 'node:path';
+import type { TaskOutcome } from '../../core/metrics/types';
+import { formatRows, groupOutcomesByActor, harnessJudgeRows, sortRows, triageRuns, type TriageRow } from '../../core/viewer/triage';
 import { plural } from '../../core/util/plural';
 import { datasetDirs } from '../datasets';
 import { fail, printJson } from '../output';
@@ -22,8 +24,12 @@ const collect = (v: string, acc: string[]) => [...acc, v];
  * `--by actor` groups the table by who did the work (`human`, `agent`: src/core/viewer/triage.ts
  * `groupOutcomesByActor`) instead of by folder. `--runs` adds one row per run (session folders at
  * any depth, trajectory files given by name; src/core/viewer/triage.ts `TriageRow`), judged or not,
- * scored by the same policy: printed before the table, or as `runs` in the JSON; with `--runs`
- * a folder whose runs are all unjudged prints its rows and no table (exit 0).
+ * and one agent run per reference-harness judge file the table counts (`harnessJudgeRows`), so the
+ * list has a row for every task the table counts; scored by the same policy: printed before the
+ * table, or as `runs` in the JSON; a run read from a damaged file (a truncated .eval zip) has its
+ * `problems` in the JSON and a `damaged <run>: …` line after the rows. With `--runs` a folder whose
+ * runs are all unjudged prints its rows and no table (exit 0). A file given by name that is not
+ * `.json` is never tried as a judge file (skipped as `not a judge file`, unless its runs are listed).
  */
 export function register(program: Command): void {
   program.command('report').argument('<dirs...>', 'folders of sessions and/or reference-harness judge JSON files (one table row per folder, or per agent/model for the harness\'s files)')
@@ -38,14 +44,15 @@ export function register(program: Command): void {
     .action(async (dirs: string[], opts: { policy: string; json?: boolean; seed: number; resamples: number; dataset: string[]; by: string; runs?: boolean }) => {
       const policy = policyByName(opts.policy);
       if (opts.by !== 'folder' && opts.by !== 'actor') return fail(`--by ${opts.by}: expected folder or actor`, 2);
-      const runs: TriageRow[] | undefined = opts.runs ? await runRows(dirs, policy, opts.by) : undefined;
       let conferences: Promise<Map<string, string>> | undefined;
       const conferenceOf = async (paperId: string) => {
         conferences ??= loadDatasets(datasetDirs(undefined, opts)).then((r) => new Map(r.tasks.map((t) => [t.paperId, t.conference])));
         return (await conferences).get(paperId);
       };
       const collected = await collectOutcomes(dirs, { conferenceOf });
-      const { skipped } = collected;
+      const runs: TriageRow[] | undefined = opts.runs ? await runRows(dirs, policy, opts.by, collected.outcomes) : undefined;
+      // A file whose runs are listed was read (as a trajectory): its "not a judge file" is no news.
+      const skipped = runs ? collected.skipped.filter((s) => !runs.some((r) => r.run === s.file || r.run.startsWith(`${s.file}#`))) : collected.skipped;
       const outcomes = opts.by === 'actor' ? await groupOutcomesByActor(collected.outcomes) : collected.outcomes;
       for (const s of skipped) console.error(`expbench: skipped ${s.file}: ${s.reason}`);
       if (outcomes.length === 0 && runs?.length) {
@@ -67,15 +74,29 @@ export function register(program: Command): void {
     });
 }
 
-async function runRows(dirs: string[], policy: ReturnType<typeof policyByName>, by: string): Promise<TriageRow[]> {
+/**
+ * The run rows: triageRuns' (sessions, trajectory files) and one per reference-harness judge file
+ * the table counts (`outcomes`, before any regrouping), so the list and the table agree. An input
+ * triageRuns found no session in is not reported as empty when harness judge files under it were.
+ */
+async function runRows(dirs: string[], policy: ReturnType<typeof policyByName>, by: string, outcomes: TaskOutcome[]): Promise<TriageRow[]> {
   const { rows, skipped } = await triageRuns(dirs, policy);
-  for (const s of skipped) console.error(`expbench: no run in ${s.file}: ${s.reason}`);
-  const byTask = sortRows(rows, 'task');
+  const harness = await harnessJudgeRows(outcomes, policy, new Set(rows.map((r) => r.run)));
+  const sources = outcomes.map((o) => o.source);
+  const under = (p: string) => sources.some((s) => s === p || s.startsWith(p.endsWith(path.sep) ? p : p + path.sep));
+  for (const s of skipped) if (!under(s.file)) console.error(`expbench: no run in ${s.file}: ${s.reason}`);
+  const byTask = sortRows([...rows, ...harness], 'task');
   return by === 'actor' ? sortRows(byTask, 'actor') : byTask;
 }
 
 function formatRuns(runs: TriageRow[], by: string): string {
-  if (by !== 'actor') return `runs (${runs.length}):\n${formatRows(runs)}`;
+  if (by !== 'actor') return `runs (${runs.length}):\n${formatRows(runs)}${damageNotes(runs)}`;
   return (['human', 'agent'] as const).filter((a) => runs.some((r) => r.actor === a))
-    .map((a) => { const rs = runs.filter((r) => r.actor === a); return `${a} (${plural(rs.length, 'run')}):\n${formatRows(rs)}`; }).join('\n\n');
+    .map((a) => { const rs = runs.filter((r) => r.actor === a); return `${a} (${plural(rs.length, 'run')}):\n${formatRows(rs)}${damageNotes(rs)}`; }).join('\n\n');
+}
+
+/** One `damaged <run>: …` line per run that could not be read whole (its `problems`), after the rows. */
+function damageNotes(runs: TriageRow[]): string {
+  const notes = runs.filter((r) => r.problems?.length).map((r) => `damaged ${r.run}: ${r.problems!.join('; ')}`);
+  return notes.length ? `\n${notes.join('\n')}` : '';
 }

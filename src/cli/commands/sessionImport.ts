@@ -8,6 +8,7 @@ import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
 import { endpointFromEnv } from './judge';
+import { plural } from '../../core/util/plural';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
@@ -53,7 +54,7 @@ export function registerImport(session: Command): void {
         console.log(`imported ${r.trajectory.format} ${r.trajectory.id} as ${r.taskId} into ${r.sessionDir}`);
         console.log(`  commit   ${r.commit.sha} (${r.commit.from})`);
         console.log(`  steps    ${r.trajectory.steps}`);
-        console.log(`  patch    ${r.patch.files.length} file(s): ${r.patch.applied} applied, ${r.patch.failed} refused by git apply, ${r.patch.cut} cut${r.patch.strippedPrefixes.length ? `; stripped ${r.patch.strippedPrefixes.join(', ')}` : ''}`);
+        console.log(`  patch    ${plural(r.patch.files.length, 'file')}: ${r.patch.applied} applied, ${r.patch.failed} refused by git apply, ${r.patch.cut} cut${r.patch.strippedPrefixes.length ? `; stripped ${r.patch.strippedPrefixes.join(', ')}` : ''}`);
         for (const [name, s] of [['verify', r.submission?.verify], ['judge', r.submission?.judge]] as const) {
           if (s) console.log(`  ${name.padEnd(8)} ${s.ok ? 'ok' : 'failed'}${s.summary ? `: ${s.summary}` : ''}${s.error ? `: ${s.error}` : ''}`);
         }

@@ -5,6 +5,7 @@ import { loadDatasets, findTask } from '../../core/tasks/loader';
 import type { LoadResult, Task } from '../../core/tasks/types';
 import { datasetDirs } from '../datasets';
 import { fail, printJson } from '../output';
+import { plural } from '../../core/util/plural';
 
 /** `expbench tasks list|show|validate`: read EXP-Bench task files (see README.md, "CLI"). */
 export function register(program: Command): void {
@@ -20,7 +21,7 @@ export function register(program: Command): void {
       if (opts.json) printJson(listJson(r));
       else {
         for (const t of r.tasks) console.log(`${t.id}\ttype ${t.type}\t${oneLine(t.question, 100)}`);
-        console.error(`${r.tasks.length} tasks, ${r.problems.length} problems`);
+        console.error(`${plural(r.tasks.length, 'task')}, ${plural(r.problems.length, 'problem')}`);
       }
       await exitForInputs(folders, r);
     });
@@ -36,9 +37,9 @@ export function register(program: Command): void {
       else {
         for (const p of r.problems) console.log(`${p.severity.padEnd(7)} ${p.file}#${p.pointer} ${p.message}`);
         const by = countBy(r.tasks, (t) => `type ${t.type}`);
-        console.log(`${r.tasks.length} tasks${r.tasks.length ? ` (${Object.entries(by).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}, ` +
-          `${r.problems.length} problems (${Object.entries(countBy(r.problems, (p) => p.severity)).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none'}), ` +
-          `${r.unreadableFiles.length} unreadable files`);
+        console.log(`${plural(r.tasks.length, 'task')}${r.tasks.length ? ` (${Object.entries(by).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}, ` +
+          `${plural(r.problems.length, 'problem')} (${Object.entries(countBy(r.problems, (p) => p.severity)).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none'}), ` +
+          `${plural(r.unreadableFiles.length, 'unreadable file')}`);
       }
       await exitForInputs(folders, r);
     });

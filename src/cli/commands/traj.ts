@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { importFiles, summarize, type TrajectorySummary } from '../../core/trajectory/import';
 import type { Trajectory } from '../../core/trajectory/types';
 import { fail, printJson } from '../output';
+import { plural } from '../../core/util/plural';
 
 /**
  * `expbench traj import FILE… [--json]` and `expbench traj show FILE [--step N] [--json]`: agent
@@ -21,10 +22,10 @@ export function register(program: Command): void {
       if (opts.json) printJson({ trajectories, files: r.files, problems: r.problems });
       else {
         for (const t of trajectories) {
-          console.log(`${t.format}\t${t.id}\t${t.task ?? '-'}\t${t.steps} steps\t${Math.round(t.mappedShare * 100)}% of events mapped\t${t.redactions} redacted\t${t.problems.length} problems`);
+          console.log(`${t.format}\t${t.id}\t${t.task ?? '-'}\t${plural(t.steps, 'step')}\t${Math.round(t.mappedShare * 100)}% of events mapped\t${t.redactions} redacted\t${plural(t.problems.length, 'problem')}`);
         }
         for (const p of r.problems) console.log(`${p.severity.padEnd(7)} ${p.file}${p.entry ? `!${p.entry}` : ''}${p.line ? `:${p.line}` : ''}#${p.pointer} ${p.message}`);
-        console.error(`${trajectories.length} trajectories from ${files.length} files, ${r.files.filter((f) => f.unreadable).length} unreadable or of no known format`);
+        console.error(`${plural(trajectories.length, 'trajectory', 'trajectories')} from ${plural(files.length, 'file')}, ${r.files.filter((f) => f.unreadable).length} unreadable or of no known format`);
       }
       process.exitCode = r.files.some((f) => f.unreadable) ? 2 : 0;
     });
@@ -47,13 +48,13 @@ export function register(program: Command): void {
       if (opts.step !== undefined) {
         const n = Number(opts.step);
         const s = Number.isInteger(n) ? t.steps[n] : undefined;
-        if (!s) return fail(`${file}: no step ${opts.step} (the trajectory has ${t.steps.length} steps, 0..${t.steps.length - 1})`, 1);
+        if (!s) return fail(`${file}: no step ${opts.step} (the trajectory has ${plural(t.steps.length, 'step')}, 0..${t.steps.length - 1})`, 1);
         if (opts.json) printJson(s);
         else console.log(stepText(s, Infinity));
         return;
       }
       if (opts.json) { printJson({ ...t, problems: [...t.problems, ...r.problems] }); return; }
-      console.log(`${t.format} ${t.id}${t.task ? ` (task ${t.task})` : ''}: ${t.steps.length} steps, ${t.redactions} secrets redacted${ids.length > 1 ? `; the file holds ${ids.length} trajectories (--id)` : ''}`);
+      console.log(`${t.format} ${t.id}${t.task ? ` (task ${t.task})` : ''}: ${plural(t.steps.length, 'step')}, ${plural(t.redactions, 'secret')} redacted${ids.length > 1 ? `; the file holds ${plural(ids.length, 'trajectory', 'trajectories')} (--id)` : ''}`);
       for (const s of t.steps) console.log(stepText(s, 300));
       for (const p of [...t.problems, ...r.problems]) console.log(`${p.severity} ${p.pointer || '(file)'} ${p.message}`);
     });

@@ -36,8 +36,8 @@ export interface LintOptions {
  * The task lint (docs/curation.md): picks one task file per paper (taskFiles.ts), loads it with
  * the task loader, runs the file rules, checks each paper's curation file (curationFile.ts), and
  * runs the repository rules at the given source or at the curation files' pins. Never throws on
- * bad input: a folder that does not exist, a task file that is not JSON, a source that cannot be
- * had is an entry of `unreadable` (the CLI's exit code 2), and the rest is linted.
+ * bad input: a folder that does not exist, a task file that is not JSON, JSON that is no task file
+ * (no `questions` array), a source that cannot be had is an entry of `unreadable` (the CLI's exit code 2), and the rest is linted.
  *
  * @throws ExpBenchError `CANCELLED` when `signal` fires.
  */
@@ -48,6 +48,12 @@ export async function lintTasks(o: LintOptions): Promise<LintReport> {
   for (const f of loaded.unreadableFiles) {
     const p = loaded.problems.find((x) => x.file === f && x.pointer === '');
     unreadable.push({ input: f, message: p?.message ?? 'cannot be read' });
+  }
+  // JSON that is no task file (no `questions` array, e.g. `{"hello":1}`) holds nothing to lint: an unreadable input, not a silent 0.
+  for (const f of selection.taskFiles) {
+    if (loaded.unreadableFiles.includes(f)) continue;
+    const p = loaded.problems.find((x) => x.file === f && x.severity === 'error' && (x.pointer === '/questions' || (x.pointer === '' && x.message.includes('"questions"'))));
+    if (p) unreadable.push({ input: f, message: `not a task file: ${p.message}` });
   }
   const findings: LintFinding[] = [...selection.findings, ...fileRuleFindings(loaded.tasks)];
   const repositories: LintReport['repositories'] = [];

@@ -45,6 +45,8 @@ export interface InspectExportResult {
  */
 export async function exportSessionInspect(sessionDir: string, out: string, format: InspectExportFormat): Promise<InspectExportResult> {
   const layout = new SessionLayout(path.resolve(sessionDir));
+  const outStat = await fsp.stat(out).catch(() => undefined);
+  if (outStat?.isDirectory()) throw new ExpBenchError('BAD_INPUT', out, `is a folder: give the log file to write, e.g. ${path.join(out, `${path.basename(layout.root)}.${format === 'inspect-eval' ? 'eval' : 'json'}`)}`);
   const manifest = await readManifest(layout.root);
   const state = await readState(layout.state);
   if (!state) throw new ExpBenchError('BAD_INPUT', layout.root, 'the session has no private/state.json: it was never opened');

@@ -23,7 +23,7 @@ import { errorMessage } from '../util/errors';
  *
  * @param opts.conferenceOf the conference of a paper id (the CLI: from the loaded datasets); called only when the file does not say
  *
- * @returns outcomes and the files that were skipped with the reason (not JSON, not a record)
+ * @returns outcomes and the files that were skipped with the reason (not a .json file, not JSON, not a record)
  * @throws ExpBenchError BAD_INPUT naming a folder that does not exist
  */
 export async function collectOutcomes(dirs: string[], opts: CollectOptions = {}): Promise<{ outcomes: TaskOutcome[]; skipped: { file: string; reason: string }[] }> {
@@ -63,6 +63,11 @@ async function walk(dir: string, group: string, out: TaskOutcome[], skipped: { f
 }
 
 async function readOne(file: string, group: string, out: TaskOutcome[], skipped: { file: string; reason: string }[], opts: CollectOptions, quietIfForeign = false): Promise<void> {
+  // Judge records and harness judge files are .json: a file given by name that is not (an Inspect .eval zip, a .jsonl log) is not tried as JSON.
+  if (!file.toLowerCase().endsWith('.json')) {
+    skipped.push({ file, reason: 'not a judge file (a judge record or a reference-harness judge file is a .json file)' });
+    return;
+  }
   let json: unknown;
   try {
     json = JSON.parse(await fsp.readFile(file, 'utf8'));

@@ -4,6 +4,7 @@ import * as zlib from 'node:zlib';
 import { decompress as zstdDecompress } from 'fzstd';
 import * as yauzl from 'yauzl';
 import * as yazl from 'yazl';
+import { ExpBenchError } from '../errors';
 import { errorMessage } from '../util/errors';
 
 /**
@@ -140,7 +141,7 @@ export interface ZipEntryData { name: string; data: Buffer }
  * records added by yazl when an entry or the archive passes 4 GiB). The archive is written next to
  * `file` and renamed into place, so a reader never sees half an archive. The same archives
  * {@link openZip} reads.
- * @throws Error naming `file` when it cannot be written
+ * @throws ExpBenchError BAD_INPUT naming `file` when it cannot be written
  */
 export async function writeZip(file: string, entries: ZipEntryData[], mtime = new Date()): Promise<void> {
   const zip = new yazl.ZipFile();
@@ -152,6 +153,6 @@ export async function writeZip(file: string, entries: ZipEntryData[], mtime = ne
     await fsp.rename(tmp, file);
   } catch (e) {
     await fsp.rm(tmp, { force: true });
-    throw new Error(`${file}: cannot write the zip archive: ${errorMessage(e)}`);
+    throw new ExpBenchError('BAD_INPUT', file, `cannot write the zip archive: ${errorMessage(e)}`);
   }
 }

@@ -55,8 +55,10 @@ export async function isSessionFolder(dir: string): Promise<boolean> {
 
 /**
  * Reads a session folder as a run: task from the manifest (else the log's `session.opened`),
- * actor `agent` when the log holds agent model calls, imported steps or an import record
- * (`private/import/record.json`), else `human`.
+ * actor `agent` when the log holds agent model calls or tool calls, an outside agent's
+ * `agent.attached`, imported steps or an import record (`private/import/record.json`), else
+ * `human`. The agent: the imported run's, else the outside clients' names (an MCP `clientInfo.name`,
+ * `vscode-extension`) when the built-in agent made no model call, else {@link BUILTIN_AGENT}.
  *
  * @throws ExpBenchError BAD_INPUT naming `dir` when it is no session folder
  */
@@ -74,13 +76,18 @@ export async function loadSessionRun(dir: string): Promise<LoadedRun> {
   const imported = await readJsonIfExists<{ trajectory?: { format?: string; id?: string } }>(path.join(layout.imported, 'record.json')).catch(() => undefined);
   const importedSteps = trajectory.steps.filter((s) => s.source.kind === 'trajectory.step');
   const agentCalls = trajectory.steps.filter((s) => s.source.kind === 'agent.model_call');
-  const actor: RunActor = imported || importedSteps.length || agentCalls.length ? 'agent' : 'human';
+  // Outside agents (MCP clients, VS Code chat agents through the LM tools: docs/outside-agents.md) announce themselves with `agent.attached`.
+  const outside = [...new Set(trajectory.steps.filter((s) => s.source.kind === 'agent.attached')
+    .map((s) => s.extra?.client).filter((c): c is string => typeof c === 'string' && c !== ''))];
+  const toolCalls = trajectory.steps.some((s) => s.source.kind === 'agent.tool_call');
+  const actor: RunActor = imported || importedSteps.length || agentCalls.length || outside.length || toolCalls ? 'agent' : 'human';
   const importedFormat = imported?.trajectory?.format ?? (importedSteps.length ? 'imported' : undefined);
+  const agentName = importedFormat ? agentOfFormat(importedFormat) : !agentCalls.length && outside.length ? outside.join(', ') : BUILTIN_AGENT;
   return {
     run: abs, source: 'session', path: abs, trajectory,
     task: manifest?.taskId ?? trajectory.task ?? judge?.taskId ?? null,
     actor,
-    agent: actor === 'human' ? 'human' : importedFormat ? agentOfFormat(importedFormat) : BUILTIN_AGENT,
+    agent: actor === 'human' ? 'human' : agentName,
     model: actor === 'human' ? null : modelOf(trajectory),
     judge,
     clock: state?.clock ?? null,
@@ -93,6 +100,7 @@ export async function loadSessionRun(dir: string): Promise<LoadedRun> {
 /**
  * Reads a trajectory file (any importer format, docs/steps.md) as runs, one per trajectory; a
  * file that holds this project's own `events.jsonl` inside a session folder is read as that session.
+ * Each run's `problems` are the error messages of the file (a damaged zip, a torn line) and of its trajectory.
  *
  * @throws ExpBenchError BAD_INPUT naming `file` when it holds no trajectory (its problems listed)
  */
@@ -102,10 +110,12 @@ export async function loadFileRuns(file: string): Promise<LoadedRun[]> {
   const ts: Trajectory[] = [];
   const r = await importFiles([abs], (t) => { ts.push(t); });
   if (ts.length === 0) throw new ExpBenchError('BAD_INPUT', file, `holds no trajectory: ${r.problems.map((p) => p.message).join('; ') || 'no known format'}`);
+  // The file's errors (a damaged zip, a torn line) and the trajectory's own: each run read from a damaged file says so.
+  const damage = (t: Trajectory) => [...new Set([...r.problems, ...t.problems].filter((p) => p.severity === 'error').map((p) => p.message))];
   return ts.map((t) => ({
     run: ts.length > 1 ? `${abs}#${t.id}` : abs, source: 'file' as const, path: abs, trajectory: t,
     task: t.task ?? null, actor: 'agent' as const, agent: agentOfTrajectory(t), model: modelOf(t),
-    judge: null, clock: null, submittedWorkingMs: null, verified: false, problems: [],
+    judge: null, clock: null, submittedWorkingMs: null, verified: false, problems: damage(t),
   }));
 }
 

@@ -9,10 +9,55 @@ import type { TaskOutcome } from '../metrics/types';
 import { workingMs } from '../session/clock';
 import type { Step } from '../steps/step';
 import { errorMessage } from '../util/errors';
+import { exists } from '../util/fs';
 import { isSessionFolder, loadFileRuns, loadSessionRun, type LoadedRun } from './run';
 import { formatDuration, type RunActor, type TriageRow } from './triageTable';
 
 export * from './triageTable';
+
+/** True when `o` was read from a session's judge record (`<session>/private/judge/latest.json`). */
+export function isSessionOutcome(o: TaskOutcome): boolean {
+  return /[\\/]private[\\/]judge[\\/]latest\.json$/.test(o.source);
+}
+
+/**
+ * The rows of the reference-harness judge files among `outcomes` (the ones `expbench report`'s
+ * table counts: src/core/interop/collect.ts), one agent run each, so that `report --runs` lists every
+ * run the table counts. Scores: `scoreTask` of the file's outcome under `policy` (the table's own
+ * numbers). Agent and model: the outcome's group `<agent>/<model>[ iter <k>]` (harnessLayout.ts
+ * `harnessGroup`), else the group as the agent. Steps, tokens and duration: the harness's
+ * `…_eval_gen.json` beside the judge file when it reads as a trajectory (then the row's `run` is
+ * that file, which the viewer opens), else 0 / null with the judge file as `run`. Outcomes of
+ * session judge records, and outcomes whose run is in `known` (`run` values), are left out.
+ */
+export async function harnessJudgeRows(outcomes: readonly TaskOutcome[], policy: MetricPolicy, known: ReadonlySet<string> = new Set()): Promise<TriageRow[]> {
+  const rows: TriageRow[] = [];
+  for (const o of outcomes) {
+    if (isSessionOutcome(o)) continue;
+    const gen = o.source.replace(/_eval_judge\.json$/, '_eval_gen.json');
+    const base = gen !== o.source && await exists(gen) ? await loadFileRuns(gen).then((rs) => (rs.length === 1 ? rs[0] : undefined), () => undefined) : undefined;
+    const run = base?.run ?? o.source;
+    if (known.has(run) || known.has(o.source)) continue;
+    const scores = scoreTask(o, policy);
+    const [agent, ...model] = o.group.replace(/ iter \d+$/, '').split('/');
+    const steps = base?.trajectory.steps ?? [];
+    rows.push({
+      run, source: 'file', id: base?.trajectory.id ?? path.basename(o.source, '.json'), task: o.taskId,
+      agent: base && !model.length ? base.agent : agent, model: model.length ? model.join('/') : base?.model ?? null, actor: 'agent',
+      D: scores.D, I: scores.I, E: scores.correct.E, C: scores.correct.C, AllE: scores.correct.AllE,
+      judge: o.kind, policy: policy.name, excluded: scores.excluded,
+      monitorFlags: o.monitorFlagged ? 1 : 0, monitorFlagged: o.monitorFlagged,
+      steps: steps.length,
+      tokens: steps.reduce((n, s) => n + (s.model?.inputTokens ?? 0) + (s.model?.outputTokens ?? 0), 0),
+      costUsd: costOf(steps),
+      durationMs: base ? durationOf(base) : null,
+      firstFlaggedStep: null,
+      verified: o.execution.available,
+      problems: [...o.harnessErrors.map((e) => `harness error: ${e}`), ...(base?.problems ?? [])],
+    });
+  }
+  return rows;
+}
 
 /** Where each run of {@link triageRuns} came from, and what was left out. */
 export interface TriageResult { rows: TriageRow[]; skipped: { file: string; reason: string }[] }
@@ -37,6 +82,7 @@ export function triageRow(r: LoadedRun, policy: MetricPolicy): TriageRow {
     durationMs: durationOf(r),
     firstFlaggedStep: monitor ? firstFlagged(monitor, steps) : null,
     verified: r.verified,
+    problems: r.problems,
   };
 }
 

@@ -47,6 +47,8 @@ export interface TriageRow {
   /** 0-based index of the first step a monitor flag points to (its log line, or the next step after it); null when none. */
   firstFlaggedStep: number | null;
   verified: boolean;
+  /** What could not be read (a damaged file: `damaged zip archive …`, a damaged state or judge file); empty when none (always set by triageRow). */
+  problems?: string[];
 }
 
 /** The columns rows sort by. */

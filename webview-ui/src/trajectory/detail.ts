@@ -8,7 +8,7 @@ import { marked } from './highlight';
 export interface DetailHost {
   showAll(step: number): void;
   raw(step: number): void;
-  run(command: 'openRepositoryAtStep' | 'compareSteps' | 'showStepDiff' | 'revealItem' | 'copyRef' | 'copyLink', step: number, item?: string): void;
+  run(command: 'openRepositoryAtStep' | 'compareSteps' | 'showStepDiff' | 'revealItem' | 'acceptVerdict' | 'flipVerdict' | 'copyRef' | 'copyLink', step: number, item?: string): void;
   review(step: number, kind: 'comment' | 'tag' | 'score' | 'invalid', value: string, reason: string): void;
 }
 
@@ -73,6 +73,11 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
     for (const p of d.pins) {
       const li = el('li', { class: `pin-${p.kind}` }, el('strong', {}, p.label), ` ${p.verdict ? `${p.verdict} · ` : ''}${p.detail}`, el('div', { class: 'muted' }, `why this step: ${p.why}`));
       li.append(button('Show in gap report', () => host.run('revealItem', d.step, p.item)));
+      if (p.kind === 'verdict') {
+        // A curator's review of the judge's verdict, stored as in the gap report (docs/review.md).
+        li.append(button('Accept', () => host.run('acceptVerdict', d.step, p.item), 'agree with the judge (a reason optional)'));
+        li.append(button('Flip…', () => host.run('flipVerdict', d.step, p.item), 'give your verdict and the reason'));
+      }
       list.append(li);
     }
     root.append(section(`Pinned here (${d.pins.length})`, list));

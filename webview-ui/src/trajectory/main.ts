@@ -141,7 +141,9 @@ function renderHeader(h: TrajHeader): void {
   }
   const t = h.totals;
   parts.push(el('div', { class: 'totals' }, `${plural(t.steps, 'step')} · ${tokens(t.tokens)} tokens${t.costUsd ? ` · ${cost(t.costUsd)}` : ''}${t.timed < t.steps ? ` · ${t.timed} timed` : ''}`
-    + ` · ${h.mappedEvents} of ${h.sourceEvents - h.skippedEvents} source events shown${h.skippedEvents ? ` (${h.skippedEvents} carry no row by design)` : ''}`));
+    + ` · ${h.sourceEvents} source event${h.sourceEvents === 1 ? '' : 's'}: ${h.mappedEvents} shown`
+    + `${h.skippedEvents ? `, ${h.skippedEvents} carry no row by design` : ''}`
+    + `${h.sourceEvents - h.mappedEvents - h.skippedEvents > 0 ? `, ${h.sourceEvents - h.mappedEvents - h.skippedEvents} not shown (a kind the importer does not know)` : ''}`));
   headEl.replaceChildren(...parts);
   // problems are never silent: counts, and the first ones by name
   const p = h.problems;

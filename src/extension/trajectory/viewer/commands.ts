@@ -48,7 +48,11 @@ export function viewerCommands(provider: TrajectoryEditorProvider, extras: Viewe
     {
       id: OPEN_AS_COMMAND,
       async execute(target?: vscode.Uri | string): Promise<string | undefined> {
-        const uri = target ?? vscode.window.activeTextEditor?.document.uri;
+        // From the palette: the active editor's file, or the active tab's (a binary file such as an
+        // .eval shows VS Code's "binary" placeholder, which is no text editor).
+        const tabInput = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+        const tabUri = tabInput instanceof vscode.TabInputText || tabInput instanceof vscode.TabInputCustom ? tabInput.uri : undefined;
+        const uri = target ?? vscode.window.activeTextEditor?.document.uri ?? tabUri;
         if (!uri) { void vscode.window.showErrorMessage('EXP-Bench: Open as Trajectory needs a file (right-click one in the Explorer).'); return undefined; }
         const file = fsPathOf(uri);
         const d = await detectFormat(file).catch((e: unknown) => ({ kind: 'unknown' as const, reason: errorMessage(e) }));

@@ -1,10 +1,13 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { readJudgeRecord } from '../../../core/judge/session';
+import { SessionLayout } from '../../../core/layout';
 import { log } from '../../../core/log';
 import { errorMessage } from '../../../core/util/errors';
 import { rawSource } from '../../../core/viewer/rawSource';
 import type { Timeline } from '../../../core/viewer/timeline';
 import { TrajWebviewMessageSchema, type TrajHostMessage, type TrajJudgement, type TrajPin, type TrajWebviewMessage } from '../../../protocol/trajectory';
+import { reviewVerdict } from '../../review/gapsReview';
 import { DETAIL_CHARS, FULL_CHARS, header, sessionDirOf, stepDetail, stepRef, viewRows } from './detail';
 import type { TrajectoryDocument } from './document';
 import type { ViewerExtras } from './extras';
@@ -167,6 +170,19 @@ export class ViewerPanel implements vscode.Disposable {
       case 'revealItem':
         await vscode.commands.executeCommand('expbench.gaps.revealItem', { sessionDir: sessionDirOf(this.file), item });
         return;
+      case 'acceptVerdict':
+      case 'flipVerdict': {
+        const sessionDir = sessionDirOf(this.file);
+        if (!sessionDir || !item) { this.post({ type: 'notice', message: 'Verdicts can be reviewed on a session\'s own log (private/events.jsonl)' }); return; }
+        const record = await readJudgeRecord(path.join(new SessionLayout(sessionDir).judge, 'latest.json'));
+        if (!record) { this.post({ type: 'notice', message: 'This session has no judgement (private/judge/latest.json)' }); return; }
+        const j = await reviewVerdict(record, sessionDir, item, command === 'acceptVerdict');
+        if (!j) return;
+        const v = j.value as { verdict: string; judged: string };
+        this.post({ type: 'notice', message: `${command === 'acceptVerdict' ? 'Accepted' : 'Flipped'} ${item}: ${v.judged}${v.verdict !== v.judged ? ` → ${v.verdict}` : ''} (${j.by})` });
+        await this.postHeader();
+        return;
+      }
       default:
         await vscode.commands.executeCommand(`expbench.trajectory.${command}`, { uri, step });
     }
