@@ -338,6 +338,6 @@ describe('trajectory import: formats not in the shared data, secrets, bad input'
     assert.equal(show.code, 2);
     const step = await cli('traj', 'show', lone, '--step', '5');
     assert.equal(step.code, 1);
-    assert.match(step.stderr, /no step 5 \(the trajectory has 1 steps, 0\.\.0\)/);
+    assert.match(step.stderr, /no step 5 \(the trajectory has 1 step, 0\.\.0\)/);
   });
 });

@@ -67,7 +67,7 @@ describe('Trajectories view and triage table (real extension host)', function ()
     assert.equal(item.label, 'human');
     assert.match(String(item.description), /^D 0% I 0% E – · \d+ steps · ⚑ 1 flag$/);
     assert.deepEqual(item.command?.arguments, [{ uri: human }]);
-    const swe = (await Promise.all(tasks.map((n) => triage.tree.getChildren(n)))).flat().find((n): n is Extract<TrajectoryNode, { kind: 'run' }> => n.kind === 'run' && n.row.source === 'file');
+    const swe = (await Promise.all(tasks.map((n) => triage.tree.getChildren(n)))).flat().find((n): n is Extract<TrajectoryNode, { kind: 'run' }> => n.kind === 'run' && n.row.source === 'file' && (n.row.run === SWE_TRAJ || n.row.run.startsWith(`${SWE_TRAJ}#`)));
     assert.ok(swe, 'the SWE-agent file is listed');
     assert.equal(triage.tree.getTreeItem(swe).label, `swe-agent${swe.row.model ? ` · ${swe.row.model}` : ''}`);
 
