@@ -6,43 +6,26 @@
 // `.eval` (`expbench session export`) opens in the viewer with the same steps.
 // Screenshots: docs/images/18-agent-steps-in-viewer.png, docs/images/18-agent-inspect-export-in-viewer.png.
 import * as assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Frame } from 'playwright-core';
 import { importOwnEvents } from '../../src/core/trajectory/own';
 import { getWorkbench } from '../harness/e2e-context';
+import { viewerFrame } from '../harness/viewerFrame';
+import { cli, OFFLINE_ENV } from '../unit/cli.helpers';
+
+/** `node dist/cli.js …args` without endpoints, plus `env` (the scripted server's URL). */
+const cliWith = (env: Record<string, string>, ...args: string[]) => cli(args, { env: { ...OFFLINE_ENV, ...env } });
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { repoRoot, testResultsDir } from '../harness/paths';
 import type { Workbench } from '../harness/workbench';
 import { forbiddenStrings, groundTruthSeen, sampleTask, solvingScript } from '../unit/agent.fixtures';
 
-const CLI = path.join(repoRoot, 'dist', 'cli.js');
 const IMAGES = path.join(repoRoot, 'docs', 'images');
-const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|EXPBENCH_(JUDGE|AGENT)_)/.test(k))) as Record<string, string>;
 const LOG = 'agent-run.events.jsonl';
 const EVAL = 'agent-run.eval';
 
-function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => execFile(process.execPath, [CLI, ...args], { env: { ...ENV, ...env }, maxBuffer: 64 << 20 }, (e, stdout, stderr) =>
-    resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr })));
-}
 
-async function viewerFrame(wb: Workbench, name: string): Promise<Frame> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of wb.page.frames()) {
-      const title = frame.locator('main.traj .head .title strong', { hasText: name }).first();
-      if (await title.isVisible().catch(() => false)) {
-        await frame.locator('.row[data-step]').first().waitFor({ state: 'visible', timeout: 60_000 });
-        return frame;
-      }
-    }
-    await wb.page.waitForTimeout(250);
-  }
-  throw new Error(`no visible trajectory viewer of ${name} within 60 s`);
-}
 
 describe('issue 18: the built-in agent\'s run in the trajectory viewer (end to end)', function () {
   this.timeout(420_000);
@@ -69,7 +52,7 @@ describe('issue 18: the built-in agent\'s run in the trajectory viewer (end to e
   it('agent run sample/toycal/0 submits (E_clean, no ground truth sent); its steps in the viewer; its Inspect export too', async () => {
     const session = path.join(tmp, 'agent-session');
     server.enqueue(...solvingScript());
-    const r = await cli({ EXPBENCH_AGENT_BASE_URL: server.baseURL }, 'agent', 'run', 'sample/toycal/0', '--model', 'scripted-agent', '--out', session, '--cache', path.join(tmp, 'cache'));
+    const r = await cliWith({ EXPBENCH_AGENT_BASE_URL: server.baseURL }, 'agent', 'run', 'sample/toycal/0', '--model', 'scripted-agent', '--out', session, '--cache', path.join(tmp, 'cache'));
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^sample\/toycal\/0: submitted after 7 steps \(9 tool calls, 840 tokens, .*verify: E_clean pass/);
     assert.deepEqual(groundTruthSeen(server, forbiddenStrings(await sampleTask())), []);
@@ -78,7 +61,7 @@ describe('issue 18: the built-in agent\'s run in the trajectory viewer (end to e
     const traj = await importOwnEvents(events);
     const shell = traj.steps.find((s) => s.kind === 'tool' && s.action?.tool === 'shell')!;
     fs.copyFileSync(events, path.join(folder, LOG));
-    const x = await cli({}, 'session', 'export', session, '--format', 'inspect-eval', '--out', path.join(folder, EVAL));
+    const x = await cliWith({}, 'session', 'export', session, '--format', 'inspect-eval', '--out', path.join(folder, EVAL));
     assert.equal(x.code, 0, x.stderr);
 
     await wb.openFolder(folder);

@@ -16,9 +16,9 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Frame } from 'playwright-core';
 import { importOwnEvents } from '../../src/core/trajectory/own';
 import { getWorkbench } from '../harness/e2e-context';
+import { viewerFrame } from '../harness/viewerFrame';
 import { repoRoot, testResultsDir } from '../harness/paths';
 import type { Workbench } from '../harness/workbench';
 
@@ -31,20 +31,6 @@ function run(...args: string[]): Promise<void> {
   return new Promise((resolve, reject) => execFile(process.execPath, [CLI, ...args], { env: ENV }, (e, _o, err) => (e ? reject(new Error(`${args.join(' ')}: ${err}`)) : resolve())));
 }
 
-async function viewerFrame(wb: Workbench, name: string): Promise<Frame> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of wb.page.frames()) {
-      const title = frame.locator('main.traj .head .title strong', { hasText: name }).first();
-      if (await title.isVisible().catch(() => false)) {
-        await frame.locator('.row[data-step]').first().waitFor({ state: 'visible', timeout: 60_000 });
-        return frame;
-      }
-    }
-    await wb.page.waitForTimeout(250);
-  }
-  throw new Error(`no visible trajectory viewer of ${name} within 60 s`);
-}
 
 describe('issue 19: an outside agent\'s MCP calls in the trajectory viewer (end to end)', function () {
   this.timeout(300_000);

@@ -7,42 +7,25 @@
 // A curator then flips the pinned verdict from the viewer (stored in the review store).
 // Screenshots: docs/images/17-verdict-pinned.png, docs/images/17-repo-at-step.png.
 import * as assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Frame } from 'playwright-core';
 import { importOwnEvents } from '../../src/core/trajectory/own';
 import { pinsFor } from '../../src/core/viewer/pins';
 import { getWorkbench } from '../harness/e2e-context';
+import { viewerFrame } from '../harness/viewerFrame';
+import { cli, OFFLINE_ENV } from '../unit/cli.helpers';
+
+/** `node dist/cli.js …args` without endpoints, plus `env` (the scripted server's URL). */
+const cliWith = (env: Record<string, string>, ...args: string[]) => cli(args, { env: { ...OFFLINE_ENV, ...env } });
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { repoRoot } from '../harness/paths';
 import type { Workbench } from '../harness/workbench';
 import { pinningScript } from '../unit/pins.fixtures';
 
-const CLI = path.join(repoRoot, 'dist', 'cli.js');
 const IMAGES = path.join(repoRoot, 'docs', 'images');
-const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|EXPBENCH_(JUDGE|AGENT)_)/.test(k))) as Record<string, string>;
 
-function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => execFile(process.execPath, [CLI, ...args], { env: { ...ENV, ...env }, maxBuffer: 64 << 20 }, (e, stdout, stderr) =>
-    resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr })));
-}
 
-async function viewerFrame(wb: Workbench, name: string): Promise<Frame> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of wb.page.frames()) {
-      const title = frame.locator('main.traj .head .title strong', { hasText: name }).first();
-      if (await title.isVisible().catch(() => false)) {
-        await frame.locator('.row[data-step]').first().waitFor({ state: 'visible', timeout: 60_000 });
-        return frame;
-      }
-    }
-    await wb.page.waitForTimeout(250);
-  }
-  throw new Error(`no visible trajectory viewer of ${name} within 60 s`);
-}
 
 describe('issue 17: verdicts pinned to steps and the repository at a step (end to end)', function () {
   this.timeout(420_000);
@@ -65,7 +48,7 @@ describe('issue 17: verdicts pinned to steps and the repository at a step (end t
   it('an agent session in the viewer: a verdict on the step that wrote its lines; the repository at that step', async () => {
     const session = path.join(tmp, 'agent-session');
     server.enqueue(...pinningScript());
-    const r = await cli({ EXPBENCH_AGENT_BASE_URL: server.baseURL }, 'agent', 'run', 'sample/toycal/0', '--model', 'scripted-agent', '--out', session, '--cache', path.join(tmp, 'cache'));
+    const r = await cliWith({ EXPBENCH_AGENT_BASE_URL: server.baseURL }, 'agent', 'run', 'sample/toycal/0', '--model', 'scripted-agent', '--out', session, '--cache', path.join(tmp, 'cache'));
     assert.equal(r.code, 0, r.stderr);
     const traj = await importOwnEvents(path.join(session, 'private', 'events.jsonl'));
     const pins = await pinsFor(traj);

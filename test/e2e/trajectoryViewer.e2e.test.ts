@@ -15,6 +15,7 @@ import { importFiles } from '../../src/core/trajectory/import';
 import type { Trajectory } from '../../src/core/trajectory/types';
 import { Timeline } from '../../src/core/viewer/timeline';
 import { getWorkbench } from '../harness/e2e-context';
+import { viewerFrame } from '../harness/viewerFrame';
 import { repoRoot, testResultsDir } from '../harness/paths';
 import type { Workbench } from '../harness/workbench';
 
@@ -59,20 +60,6 @@ async function openAsTrajectory(wb: Workbench, name: string): Promise<Frame> {
 }
 
 /** The content frame of the visible viewer of `name` (a custom editor's webview frame has no title to find it by). */
-async function viewerFrame(wb: Workbench, name: string): Promise<Frame> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of wb.page.frames()) {
-      const title = frame.locator('main.traj .head .title strong', { hasText: name }).first();
-      if (await title.isVisible().catch(() => false)) {
-        await frame.locator('.row[data-step]').first().waitFor({ state: 'visible', timeout: 60_000 });
-        return frame;
-      }
-    }
-    await wb.page.waitForTimeout(250);
-  }
-  throw new Error(`no visible trajectory viewer of ${name} within 60 s`);
-}
 
 const selectedStep = async (f: Frame) => Number(await f.locator('.row.selected').first().getAttribute('data-step'));
 const detailStep = async (f: Frame) => Number(await f.locator('.detail-body').first().getAttribute('data-step'));

@@ -6,24 +6,14 @@
  * lists it; a mount whose host folder is missing is refused naming it, and no container is made.
  */
 import * as assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SessionLayout } from '../../src/core/layout';
 import { runVerification } from '../../src/core/verify';
 import { paperRepo, writePaper } from '../harness/curationFixture';
+import { cli } from './cli.helpers';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const CLI = path.join(ROOT, 'out', 'src', 'cli', 'main.js');
-
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 describe('verify: the recorded environment\'s read-only data mounts (real container)', function () {
   this.timeout(300_000);
@@ -51,7 +41,7 @@ describe('verify: the recorded environment\'s read-only data mounts (real contai
         "environment": { "mounts": [{ "host": ${JSON.stringify(host)}, "container": "/data/c2" }], "limits": { "timeSeconds": 60 } } }\n`,
     });
     const out = path.join(dir, `${name}-s`);
-    const r = await cli('prepare', 'conf/7/0', '--dataset', ds, '--no-sample', '--cache', path.join(dir, 'cache'), '--out', out, '--json');
+    const r = await cli(['prepare', 'conf/7/0', '--dataset', ds, '--no-sample', '--cache', path.join(dir, 'cache'), '--out', out, '--json']);
     assert.equal(r.code, 0, r.stderr);
     const layout = new SessionLayout(out);
     await fsp.writeFile(path.join(layout.workspace, 'reproduce_exp_bench.sh'),
