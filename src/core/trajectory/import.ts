@@ -1,9 +1,11 @@
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { readJsonLines } from '../util/jsonl';
 import { errorMessage } from '../util/errors';
 import { atifToTrajectory } from './atif';
 import type { ImportContext } from './context';
 import { detectFormat } from './detect';
+import { importEventFolder } from './folder';
 import { harnessRecords, readHarnessFile, type HarnessFile, type HarnessPart } from './expbench';
 import { importInspectEval, importInspectJson, UnreadableError } from './inspect';
 import { obj, ptr } from './json';
@@ -54,12 +56,20 @@ export async function importFiles(files: string[], onTrajectory: (t: Trajectory)
   for (const file of files) {
     const report: FileReport = { file, format: null, trajectories: 0, unreadable: false };
     reports.push(report);
+    let lastFormat: TrajectoryFormat | undefined;
     const ctx: ImportContext = {
       file,
-      emit: async (t) => { report.trajectories++; await onTrajectory(t); },
+      emit: async (t) => { report.trajectories++; lastFormat = t.format; await onTrajectory(t); },
       problem: (p) => problems.push({ file, ...p }),
     };
     try {
+      // a folder: an OpenHands conversation persisted one event per file
+      if ((await fsp.stat(file)).isDirectory()) {
+        if (await importEventFolder(ctx)) { report.format = report.trajectories ? (lastFormat ?? null) : null; continue; }
+        report.unreadable = true;
+        problems.push({ file, pointer: '', severity: 'error', message: 'a folder, but no OpenHands event folder (`events/event-NNNNN-<id>.json` or `events/<n>.json`)' });
+        continue;
+      }
       const d = await detectFormat(file);
       if (d.kind === 'unknown') { report.unreadable = true; problems.push({ file, pointer: '', severity: 'error', message: `no known trajectory format: ${d.reason}` }); continue; }
       report.format = d.format;
@@ -74,7 +84,7 @@ export async function importFiles(files: string[], onTrajectory: (t: Trajectory)
         const id = path.basename(file).replace(/\.(json|jsonl|traj)$/, '');
         if (d.format === 'atif') await ctx.emit(atifToTrajectory(o, file));
         else if (d.format === 'swe-agent') await ctx.emit(sweAgentToTrajectory(o, file));
-        else if (d.format === 'mini-swe-agent') await ctx.emit(miniSweAgentToTrajectory(o, file));
+        else if (d.format === 'mini-swe-agent') await ctx.emit(miniSweAgentToTrajectory(d.shape === 'messages' ? { messages: doc } : o, file));
         else if (d.shape === 'array') await ctx.emit(eventListToTrajectory((doc as unknown[]).map((value, i) => ({ value, pointer: ptr(i) })), file, d.format as 'openhands-v0' | 'openhands-v1', id));
         else if (d.shape === 'eval-output-doc') await ctx.emit(evalOutputToTrajectory(o, file, 1, 0));
       }

@@ -4,7 +4,7 @@ import { el } from '../dom';
 import { loadUiState, saveUiState, send } from './api';
 import { DetailCache, PREFETCH_AROUND } from './cache';
 import { renderDetail, showRaw, type DetailHost } from './detail';
-import { cost, tokens } from './format';
+import { cost, duration, tokens } from './format';
 import { TimelineList } from './list';
 
 /**
@@ -43,6 +43,8 @@ let cacheMisses = 0;
 let locating: 'goto' | 'keep' = 'goto';
 
 const headEl = el('header', { class: 'head' });
+/** The header's open panel: the task, the scoring view, the sample list. */
+const panelEl = el('div', { class: 'panel' });
 const banner = el('div', { class: 'banner', role: 'status' });
 const bar = el('div', { class: 'bar' });
 const body = el('div', { class: 'body' });
@@ -50,7 +52,7 @@ const listBox = el('div', { class: 'listbox' });
 const detailEl = el('aside', { class: 'detail', tabindex: '-1', 'aria-label': 'Step detail' }, el('p', { class: 'muted' }, 'Select a step (j/k, ↑/↓ or a click).'));
 const notice = el('div', { class: 'notice', role: 'status' });
 body.append(listBox, detailEl);
-root.replaceChildren(headEl, banner, bar, body, notice);
+root.replaceChildren(headEl, panelEl, banner, bar, body, notice);
 
 const list = new TimelineList(listBox, {
   requestRows: (start, count) => send({ type: 'rows', seq, start, count }),
@@ -86,7 +88,7 @@ function pick(position: number): void {
 function askDetail(step: number): void {
   detailStep = step;
   fullStep = undefined;
-  saveUiState({ step, search });
+  saveUiState({ step, search, panel: openPanel });
   const c = cache.get(step, search);
   root.dataset.cache = `${(cacheHits += c ? 1 : 0)} hits, ${(cacheMisses += c ? 0 : 1)} misses`;
   if (c) showDetail(c); else send({ type: 'detail', step, search });
@@ -124,27 +126,61 @@ function showDetail(d: TrajDetail): void {
 }
 
 // ── the header ────────────────────────────────────────────────────────────────────────────────
+/** Which of the header's panels is open: the task, the scores, the samples (kept across samples). */
+let openPanel: 'task' | 'scores' | 'samples' | undefined = ui.panel as typeof openPanel;
+
+function num(n: number): string { return Math.round(n).toLocaleString('en'); }
+
+/** The usage line: the total as the log counts it (cache included), its kinds, calls and cost. */
+function usageText(h: TrajHeader): string {
+  const u = h.usage;
+  if (!u.totalTokens && !u.calls && u.costUsd === null) return 'no token counts in the log';
+  const kinds = [`input ${num(u.inputTokens)}`, `output ${num(u.outputTokens)}`, `cache read ${num(u.cacheReadTokens)}`, `cache write ${num(u.cacheWriteTokens)}`, `reasoning ${num(u.reasoningTokens)}`];
+  const costText = u.costUsd !== null ? `${cost(u.costUsd)} (${u.costFrom})${u.unpricedCalls ? `, ${plural(u.unpricedCalls, 'call')} unpriced` : ''}` : 'cost unpriced';
+  const perStep = u.perStep ? (u.stepTokens !== u.totalTokens ? ` · the steps count ${num(u.stepTokens)}` : '') : ' · no per-step counts in the log';
+  return `${tokens(u.totalTokens)} tokens (${u.from}): ${kinds.join(' · ')} · ${plural(u.calls, 'call')} · ${costText}${perStep}`;
+}
+
 function renderHeader(h: TrajHeader): void {
-  const title = el('div', { class: 'title' }, el('strong', {}, h.name), el('span', { class: 'muted' }, ` ${h.format} · ${h.id}${h.task ? ` · ${h.task}` : ''}`));
-  if (h.loading) title.append(el('span', { class: 'live loading', title: 'the rest of the file is being imported; rows, filters and search cover the steps loaded so far' }, `loading… ${plural(h.totals.steps, 'step')} so far`));
+  const title = el('div', { class: 'title' }, el('strong', {}, h.name), el('span', { class: 'muted' }, ` ${h.format} · ${h.id}${h.task ? ` · task ${h.task}` : ''}`));
+  if (h.loading) title.append(el('span', { class: 'live loading', title: 'the rest of the file is being imported; rows, filters and search cover what is loaded so far' }, `loading… ${plural(h.samples.length, 'sample')}, ${plural(h.totals.steps, 'step')} so far`));
   if (h.live) title.append(el('span', { class: 'live', title: h.updatedAt ? `updated ${h.updatedAt}` : '' }, '● live'));
-  const parts: Node[] = [title];
+  const who = el('div', { class: 'who' }, `${h.agent ? `agent ${h.agent}` : 'agent not named'} · ${h.model ? `model ${h.model}` : 'model not named'}`);
+  const parts: Node[] = [title, who];
   if (h.samples.length > 1) {
     const sel = el('select', { 'aria-label': 'sample', class: 'samples' });
-    for (const s of h.samples) {
-      const o = el('option', { value: s.key }, `${s.id} (${plural(s.steps, 'step')})`);
+    for (const s of sortedSamples(h)) {
+      const o = el('option', { value: s.key }, `${s.id}${s.epoch && s.epoch > 1 ? ` (epoch ${s.epoch})` : ''} (${plural(s.steps, 'step')})`);
       if (s.key === h.key) o.selected = true;
       sel.append(o);
     }
-    sel.addEventListener('change', () => { pendingStep = undefined; send({ type: 'sample', key: sel.value }); });
+    sel.addEventListener('change', () => pickSample(sel.value));
     parts.push(el('label', { class: 'picker' }, `${plural(h.samples.length, 'sample')}: `, sel));
   }
   const t = h.totals;
-  parts.push(el('div', { class: 'totals' }, `${plural(t.steps, 'step')} · ${tokens(t.tokens)} tokens${t.costUsd ? ` · ${cost(t.costUsd)}` : ''}${t.timed < t.steps ? ` · ${t.timed} timed` : ''}`
+  parts.push(el('div', { class: 'usage', title: 'tokens as the log counts them (cache reads and writes included); cost from the log, else from the price table (expbench.llm.prices)' }, usageText(h)
+    + (h.fileUsage && h.samples.length > 1 ? ` · file ${tokens(h.fileUsage.totalTokens)} tokens (${h.fileUsage.from})${h.fileUsage.costUsd !== null ? ` ${cost(h.fileUsage.costUsd)}` : ''}` : '')));
+  parts.push(el('div', { class: 'totals' }, `${plural(t.steps, 'step')}${t.timed < t.steps ? ` · ${t.timed} timed` : ''}`
     + ` · ${h.sourceEvents} source event${h.sourceEvents === 1 ? '' : 's'}: ${h.mappedEvents} shown`
     + `${h.skippedEvents ? `, ${h.skippedEvents} carry no row by design` : ''}`
     + `${h.sourceEvents - h.mappedEvents - h.skippedEvents > 0 ? `, ${h.sourceEvents - h.mappedEvents - h.skippedEvents} not shown (a kind the importer does not know)` : ''}`));
+  const tabs = el('div', { class: 'tabs', role: 'tablist' });
+  const tab = (id: 'task' | 'scores' | 'samples', label: string, enabled: boolean) => {
+    const b = el('button', { class: `tab${openPanel === id ? ' on' : ''}`, role: 'tab', 'aria-selected': String(openPanel === id), 'data-panel': id }, label);
+    if (!enabled) b.setAttribute('disabled', '');
+    b.addEventListener('click', () => { openPanel = openPanel === id ? undefined : id; saveUiState({ step: detailStep, search, panel: openPanel }); renderHeader(h); });
+    tabs.append(b);
+  };
+  tab('task', h.taskText ? 'Task' : 'Task (not in the log)', !!h.taskText);
+  tab('scores', `Scores (${h.scores.length})`, h.scores.length > 0);
+  tab('samples', `Samples (${h.samples.length})`, h.samples.length > 0);
+  parts.push(tabs);
   headEl.replaceChildren(...parts);
+  renderPanel(h);
+  // the timeline's columns fit this trajectory
+  root.style.setProperty('--c-tool', `${h.columns.tool}ch`);
+  root.style.setProperty('--c-total', `${h.columns.total + 2}ch`);
+  root.style.setProperty('--c-lane', `${h.columns.lane + 1}ch`);
   // problems are never silent: counts, and the first ones by name
   const p = h.problems;
   banner.replaceChildren();
@@ -155,9 +191,52 @@ function renderHeader(h: TrajHeader): void {
     const det = el('details', {}, el('summary', {}, t.steps === 0 ? `No steps in ${h.name}${sum ? `: ${sum} from the importer` : ''}` : `The importer reported ${sum}`));
     det.append(el('ul', {}, ...p.items.map((x) => el('li', {}, el('strong', {}, x.severity), ` ${x.where}: ${x.message}`))));
     if (p.items.length < p.errors + p.warnings + p.infos) det.append(el('p', { class: 'muted' }, `the first ${p.items.length} are listed`));
+    if (t.steps === 0) det.open = true;
     banner.append(det);
   }
   renderBar(h);
+}
+
+/** Samples in (id, epoch) order, numeric ids by value (as Inspect's sample list sorts them). */
+function sortedSamples(h: TrajHeader): TrajHeader['samples'] {
+  return [...h.samples].sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }) || (a.epoch ?? 1) - (b.epoch ?? 1));
+}
+
+function pickSample(key: string): void {
+  pendingStep = undefined;
+  send({ type: 'sample', key });
+}
+
+/** The open panel under the header: the task text (and target), the scoring view, or the sample list. */
+function renderPanel(h: TrajHeader): void {
+  panelEl.replaceChildren();
+  panelEl.className = `panel${openPanel ? ' open' : ''}`;
+  if (openPanel === 'task' && h.taskText) {
+    panelEl.append(el('h3', {}, 'Task, as the run was given it'), el('pre', { class: 'task-text' }, h.taskText.text + (h.taskText.text.length < h.taskText.total ? `\n… (${num(h.taskText.total - h.taskText.text.length)} more characters: the task step holds it all)` : '')));
+    if (h.target) panelEl.append(el('h3', {}, 'Target'), el('pre', { class: 'task-text' }, h.target.text));
+  } else if (openPanel === 'scores') {
+    const table = el('table', { class: 'scores' }, el('thead', {}, el('tr', {}, el('th', {}, 'scorer'), el('th', {}, 'value'), el('th', {}, 'answer'), el('th', {}, 'explanation'))));
+    const body = el('tbody');
+    for (const x of h.scores) {
+      body.append(el('tr', {}, el('td', { class: 'mono' }, x.name), el('td', { class: 'value' }, x.value), el('td', {}, el('pre', {}, x.answer?.text ?? '')), el('td', {}, el('pre', {}, x.explanation?.text ?? ''))));
+    }
+    table.append(body);
+    panelEl.append(table);
+    if (h.target) panelEl.append(el('p', { class: 'muted' }, 'Target: '), el('pre', { class: 'task-text' }, h.target.text));
+  } else if (openPanel === 'samples') {
+    const table = el('table', { class: 'samples-list' }, el('thead', {}, el('tr', {}, ...['id', 'epoch', 'status', 'scores', 'tokens', 'time', 'model', 'steps'].map((c) => el('th', {}, c)))));
+    const body = el('tbody');
+    for (const x of sortedSamples(h)) {
+      const tr = el('tr', { class: x.key === h.key ? 'on' : '', 'data-key': x.key, tabindex: '0' },
+        el('td', { class: 'mono' }, x.id), el('td', {}, x.epoch !== undefined ? String(x.epoch) : ''), el('td', { class: `status ${/error|fail|limit/i.test(x.status ?? '') ? 'bad' : ''}` }, x.status ?? ''),
+        el('td', {}, x.scores ?? ''), el('td', { class: 'n' }, tokens(x.tokens)), el('td', { class: 'n' }, x.timeMs !== undefined ? duration(x.timeMs) : ''), el('td', {}, x.model ?? ''), el('td', { class: 'n' }, String(x.steps)));
+      tr.addEventListener('click', () => pickSample(x.key));
+      tr.addEventListener('keydown', (e) => { if (e.key === 'Enter') pickSample(x.key); });
+      body.append(tr);
+    }
+    table.append(body);
+    panelEl.append(table);
+  }
 }
 
 // ── filters and search ────────────────────────────────────────────────────────────────────────
@@ -179,7 +258,7 @@ function chipGroup(name: keyof Omit<TrajFilter, 'pinned'>, label: string, counts
   const g = el('div', { class: 'chips', role: 'group', 'aria-label': label }, el('span', { class: 'muted' }, label));
   for (const [value, n] of Object.entries(counts).sort((a, b) => b[1] - a[1])) {
     const on = filter[name]?.includes(value) ?? false;
-    const c = el('button', { class: `chip${on ? ' on' : ''}`, 'aria-pressed': String(on), 'data-filter': name, 'data-value': value }, `${value || '(none)'} ${n}`);
+    const c = el('button', { class: `chip${on ? ' on' : ''}`, 'aria-pressed': String(on), 'data-filter': name, 'data-value': value }, `${value || (name === 'stages' ? 'agent' : '(none)')} ${n}`);
     c.addEventListener('click', () => {
       const cur = new Set(filter[name] ?? []);
       if (cur.has(value)) cur.delete(value); else cur.add(value);
@@ -208,7 +287,10 @@ function toolSelect(counts: Record<string, number>): HTMLElement {
 
 function renderBar(h: TrajHeader): void {
   const f = h.facets;
-  const groups: Node[] = [chipGroup('kinds', 'kind', f.kinds), chipGroup('actors', 'actor', f.actors), chipGroup('phases', 'phase', f.phases), toolSelect(f.tools)];
+  const groups: Node[] = [chipGroup('kinds', 'kind', f.kinds), chipGroup('actors', 'actor', f.actors), chipGroup('phases', 'phase', f.phases)];
+  // the harness's work apart from the agent's ('' = the agent's own steps)
+  if (Object.keys(f.stages).some((k) => k !== '')) groups.push(chipGroup('stages', 'work', Object.fromEntries(Object.entries(f.stages).map(([k, v]) => [k, v]))));
+  groups.push(toolSelect(f.tools));
   const pinned = el('button', { class: `chip${filter.pinned ? ' on' : ''}`, 'aria-pressed': String(!!filter.pinned), disabled: h.pinned ? '' : 'disabled', title: h.can.pins ? '' : 'no verdicts or flags are pinned to this run' }, `pinned ${h.pinned}`);
   if (!h.pinned) pinned.setAttribute('disabled', '');
   pinned.addEventListener('click', () => { filter = { ...filter, pinned: !filter.pinned }; renderBar(h); query(); });
@@ -243,6 +325,7 @@ function step(dir: 1 | -1): void {
 // ── the host's messages ───────────────────────────────────────────────────────────────────────
 const detailHost: DetailHost = {
   showAll: (s) => { fullStep = s; send({ type: 'detail', step: s, full: true, search }); },
+  goTo: (s) => { pendingStep = s; locating = 'goto'; send({ type: 'locate', seq, step: s }); },
   raw: (s) => send({ type: 'raw', step: s }),
   run: (command, s, item) => send({ type: 'run', command, step: s, ...(item ? { item } : {}) }),
   review: (s, kind, value, reason) => send({ type: 'review', step: s, kind, value, ...(reason ? { reason } : {}) }),
