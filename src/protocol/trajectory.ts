@@ -95,6 +95,8 @@ export const TrajUsageSchema = z.object({
   unpricedCalls: z.int(),
   /** The steps carry per-call counts (SWE-agent's do not). */
   perStep: z.boolean(),
+  /** `inputTokens` hold the cache too: the log counts the prompt only (SWE-agent `tokens_sent`). */
+  inputIncludesCache: z.optional(z.boolean()),
 });
 export type TrajUsage = z.infer<typeof TrajUsageSchema>;
 
@@ -140,7 +142,7 @@ export const TrajHeaderSchema = z.object({
   /** The whole file's own totals, when it states them (Inspect `stats.model_usage`) or it holds several trajectories. */
   fileUsage: z.optional(z.object({ totalTokens: z.number(), costUsd: z.nullable(z.number()), from: z.string() })),
   /** Widths of the timeline's columns, in characters (from the longest tool name and running total). */
-  columns: z.object({ tool: z.int(), total: z.int(), lane: z.int() }),
+  columns: z.object({ tool: z.int(), total: z.int(), lane: z.int(), tok: z.int() }),
   samples: z.array(TrajSampleSchema),
   /** The file is being written (it grew since it was opened): new steps appear. */
   live: z.boolean(),

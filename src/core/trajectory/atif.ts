@@ -1,6 +1,6 @@
 import type { NewStep } from '../steps/step';
 import { finishTrajectory } from './finish';
-import { arr, asText, commandOf, contentText, editsOf, extra, num, obj, ptr, reasoningOf, stepTime, str, type Obj } from './json';
+import { arr, asText, commandOf, contentText, count, editsOf, extra, obj, ptr, reasoningOf, stepTime, str, type Obj } from './json';
 import { TrajectoryBuilder, type Trajectory } from './types';
 
 /**
@@ -38,14 +38,14 @@ export function atifToTrajectory(d: Obj, file: string): Trajectory {
     const text = contentText(s.message);
     const reasoning = reasoningOf(str(s.reasoning_content));
     const x = extra(s, KNOWN);
-    const prompt = num(metrics?.prompt_tokens); const completion = num(metrics?.completion_tokens); const cached = num(metrics?.cached_tokens);
+    const prompt = count(metrics?.prompt_tokens); const completion = count(metrics?.completion_tokens); const cached = count(metrics?.cached_tokens);
     const model = metrics || s.model_name ? {
       ...(str(s.model_name) ? { model: str(s.model_name) } : {}),
       ...(prompt !== undefined ? { inputTokens: Math.max(0, prompt - (cached ?? 0)) } : {}),
       ...(completion !== undefined ? { outputTokens: completion } : {}),
       ...(cached ? { cacheReadTokens: cached } : {}),
       ...(prompt !== undefined || completion !== undefined ? { totalTokens: (prompt ?? 0) + (completion ?? 0) } : {}),
-      ...(num(metrics?.cost_usd) !== undefined ? { costUsd: num(metrics?.cost_usd) } : {}),
+      ...(count(metrics?.cost_usd) !== undefined ? { costUsd: count(metrics?.cost_usd) } : {}),
     } : undefined;
     const purpose = source === 'user' && !task && !s.is_copied_context ? 'task' as const : source === 'system' && !system ? 'system-prompt' as const : undefined;
     if (purpose === 'task') { task = true; b.taskText = text; }
@@ -85,12 +85,12 @@ export function atifToTrajectory(d: Obj, file: string): Trajectory {
   b.sample = { id: b.id };
   const fm = obj(d.final_metrics);
   if (fm) {
-    const p = num(fm.total_prompt_tokens); const c = num(fm.total_completion_tokens); const cached = num(fm.total_cached_tokens);
+    const p = count(fm.total_prompt_tokens); const c = count(fm.total_completion_tokens); const cached = count(fm.total_cached_tokens);
     b.sourceUsage = {
       ...(p !== undefined ? { inputTokens: Math.max(0, p - (cached ?? 0)) } : {}), ...(c !== undefined ? { outputTokens: c } : {}),
       ...(cached !== undefined ? { cacheReadTokens: cached } : {}),
       ...(p !== undefined || c !== undefined ? { totalTokens: (p ?? 0) + (c ?? 0) } : {}),
-      ...(num(fm.total_cost_usd) !== undefined ? { costUsd: num(fm.total_cost_usd) } : {}),
+      ...(count(fm.total_cost_usd) !== undefined ? { costUsd: count(fm.total_cost_usd) } : {}),
       from: 'final_metrics',
     };
   }

@@ -3,7 +3,7 @@ import type { NewStep, StepExec, StepSource } from '../steps/step';
 import { PHASE_SPAN_TYPE } from './inspectWrite';
 import { finishTrajectory } from './finish';
 import { spanTree } from './inspectSpans';
-import { arr, asText, commandOf, contentText, editsOf, extra, isObj, num, obj, ptr, splitContent, stepTime, str, type Obj } from './json';
+import { arr, asText, commandOf, contentText, count, editsOf, exitCodeOf, extra, isObj, num, obj, ptr, splitContent, stepTime, str, type Obj } from './json';
 import { TrajectoryBuilder, type SourceUsage, type Trajectory, type TrajectoryFormat } from './types';
 
 /**
@@ -67,10 +67,13 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   const eventsData = obj(sample.events_data);
   const pool = arr(sample.message_pool) ?? arr(eventsData?.messages) ?? [];
   const seen = new Set<string>();
-  const src = (pointer: string, e?: Obj): StepSource => ({
-    file: c.file, ...(c.entry ? { entry: c.entry } : {}), pointer,
-    ...(e && str(e.uuid) ? { id: str(e.uuid) } : {}), ...(e && str(e.event) ? { kind: str(e.event) } : {}),
-  });
+  const src = (pointer: string, e?: Obj): StepSource => {
+    const out: StepSource = { file: c.file, pointer };
+    if (c.entry) out.entry = c.entry;
+    if (e && typeof e.uuid === 'string') out.id = e.uuid;
+    if (e && typeof e.event === 'string') out.kind = e.event;
+    return out;
+  };
 
   const events = arr(sample.events) ?? [];
   b.sourceEvents = events.length;
@@ -103,12 +106,10 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
     const time = stepTime(e.timestamp, e.completed, e.working_time);
     const stage = tree.stageOf(i);
     const shown = tree.shownSpan(i);
-    const base = { ...(time ? { time } : {}), ...(stage ? { stage } : {}), ...(shown ? { span: { id: shown, depth: tree.spans.get(shown)!.depth } } : {}), source: src(p, e) };
-    const errs = (v: unknown): { errors?: string[] } => {
-      if (v === undefined || v === null) return {};
-      const o = obj(v);
-      return { errors: [o ? String(o.message ?? asText(o)) : asText(v)] };
-    };
+    const base: Pick<NewStep, 'time' | 'stage' | 'span' | 'source'> = { source: src(p, e) };
+    if (time) base.time = time;
+    if (stage) base.stage = stage;
+    if (shown) base.span = { id: shown, depth: tree.spans.get(shown)!.depth };
     let mapped = true;
     switch (kind) {
       case 'sample_init': {
@@ -172,7 +173,7 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
         if (span) toolSteps.set(span, step);
         // older logs nest the tool call's own events in it (ToolEvent.events, before spans)
         const nested = (arr(e.events) ?? []).map(obj).filter((x): x is Obj => str(x?.event) === 'sandbox');
-        if (nested.length) step.execs = nested.map((x, k) => clean({ action: str(x.action) ?? 'exec', command: str(x.cmd), file: str(x.file), exitCode: num(x.result) !== undefined && (str(x.action) ?? 'exec') === 'exec' ? Math.trunc(num(x.result)!) : undefined, output: x.output === undefined ? undefined : asText(resolve(x.output)), pointer: `${p}/events/${k}` }));
+        if (nested.length) step.execs = nested.map((x, k) => clean({ action: str(x.action) ?? 'exec', command: str(x.cmd), file: str(x.file), exitCode: (str(x.action) ?? 'exec') === 'exec' ? exitCodeOf(x.result) : undefined, output: x.output === undefined ? undefined : asText(resolve(x.output)), pointer: `${p}/events/${k}` }));
         break;
       }
       case 'sandbox': {
@@ -182,14 +183,14 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
         const owner = tree.owningToolSpan(str(e.span_id));
         if (owner) {
           // folded into the tool call that ran it: no row of its own
-          const x: StepExec = clean({ action, command: cmd, file: str(e.file), exitCode: action === 'exec' && rc !== undefined ? Math.trunc(rc) : undefined, output: e.output === undefined ? undefined : asText(resolve(e.output)), durationMs: time?.durationMs, pointer: p });
+          const x: StepExec = clean({ action, command: cmd, file: str(e.file), exitCode: action === 'exec' ? exitCodeOf(rc) : undefined, output: e.output === undefined ? undefined : asText(resolve(e.output)), durationMs: time?.durationMs, pointer: p });
           execsOf.set(owner, [...(execsOf.get(owner) ?? []), x]);
           break;
         }
         b.add({
           ...base, kind: 'environment', actor: 'environment',
           action: { tool: `sandbox.${action}`, arguments: clean({ cmd, file: str(e.file), input: resolve(e.input) }), ...(cmd ? { command: cmd } : {}) },
-          observation: { text: asText(resolve(e.output)), ...(action === 'exec' && rc !== undefined ? { exitCode: Math.trunc(rc) } : {}) },
+          observation: { text: asText(resolve(e.output)), ...(action === 'exec' && exitCodeOf(rc) !== undefined ? { exitCode: exitCodeOf(rc) } : {}) },
           ...(action === 'write_file' && str(e.file) ? { edits: [{ path: str(e.file)!, op: 'write', ...(typeof resolve(e.input) === 'string' ? { after: resolve(e.input) as string } : {}) }] } : {}),
           ...withExtra(e, KNOWN.sandbox),
         });
@@ -292,15 +293,15 @@ export function usageOfModelUsage(v: unknown, from: string): SourceUsage | undef
  * is taken out of the input, so every log's kinds mean the same; the total is the log's own.
  */
 export function inspectUsage(u: Obj): { inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number; totalTokens?: number; costUsd?: number } {
-  const input = num(u.input_tokens); const output = num(u.output_tokens);
-  const cr = num(u.input_tokens_cache_read); const cw = num(u.input_tokens_cache_write); const total = num(u.total_tokens);
+  const input = count(u.input_tokens); const output = count(u.output_tokens);
+  const cr = count(u.input_tokens_cache_read); const cw = count(u.input_tokens_cache_write); const total = count(u.total_tokens);
   const cache = (cr ?? 0) + (cw ?? 0);
   const inclusive = cache > 0 && input !== undefined && total !== undefined && input + (output ?? 0) === total && input >= cache;
   return {
     ...(input !== undefined ? { inputTokens: inclusive ? input - cache : input } : {}), ...(output !== undefined ? { outputTokens: output } : {}),
     ...(cr !== undefined ? { cacheReadTokens: cr } : {}), ...(cw !== undefined ? { cacheWriteTokens: cw } : {}),
-    ...(num(u.reasoning_tokens) !== undefined ? { reasoningTokens: num(u.reasoning_tokens) } : {}),
-    ...(total !== undefined ? { totalTokens: total } : {}), ...(num(u.total_cost) !== undefined ? { costUsd: num(u.total_cost) } : {}),
+    ...(count(u.reasoning_tokens) !== undefined ? { reasoningTokens: count(u.reasoning_tokens) } : {}),
+    ...(total !== undefined ? { totalTokens: total } : {}), ...(count(u.total_cost) !== undefined ? { costUsd: count(u.total_cost) } : {}),
   };
 }
 
@@ -350,9 +351,18 @@ function resolvedInput(e: Obj, pool: unknown[]): unknown[] {
   return out;
 }
 
+/** `o` without its undefined members: a new object (deleting members would slow every later read of it). */
 function clean<T extends Obj>(o: T): T {
-  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
-  return o;
+  const out: Obj = {};
+  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
+  return out as T;
+}
+
+/** A step's `errors` from an event's error field (absent when it has none). */
+function errs(v: unknown): { errors?: string[] } {
+  if (v === undefined || v === null) return {};
+  const o = obj(v);
+  return { errors: [o ? String(o.message ?? asText(o)) : asText(v)] };
 }
 
 function withExtra(e: Obj, known: Set<string> | undefined, add?: Obj): Pick<NewStep, 'extra'> {

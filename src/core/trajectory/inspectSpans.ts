@@ -57,11 +57,6 @@ export function spanTree(events: unknown[]): SpanTree {
       for (let s = str(e.span_id); s && !hasModel.has(s); s = spans.get(s)?.parent) hasModel.add(s);
     }
   });
-  const root = (id: string | undefined): TrajSpan | undefined => {
-    let s = id ? spans.get(id) : undefined;
-    while (s?.parent) s = spans.get(s.parent);
-    return s;
-  };
   // stages: top-level phase spans, then setup/cleanup solvers inside `solvers`
   const solvers = order.map((id) => spans.get(id)!).find((s) => s.depth === 0 && (s.type === 'solvers' || s.name === 'solvers'));
   const solversStart = solvers ? begun.get(solvers.id)! : -1;
@@ -80,9 +75,19 @@ export function spanTree(events: unknown[]): SpanTree {
       else if (begun.get(id)! > lastModel) s.stage = 'cleanup';
     } else if (s.type === 'scorer' || s.type === 'scorers') s.stage = 'scoring';
   }
+  // a span's stage is its own or its nearest ancestor's (found once per span)
+  const stages = new Map<string, Stage | undefined>();
   const stageOfSpan = (id: string | undefined): Stage | undefined => {
-    for (let s = id ? spans.get(id) : undefined; s; s = s.parent ? spans.get(s.parent) : undefined) if (s.stage) return s.stage;
-    return undefined;
+    // iterative: a hostile log may nest spans very deep
+    const walked: string[] = [];
+    let st: Stage | undefined;
+    for (let s = id ? spans.get(id) : undefined; s; s = s.parent ? spans.get(s.parent) : undefined) {
+      if (stages.has(s.id)) { st = stages.get(s.id); break; }
+      walked.push(s.id);
+      if (s.stage) { st = s.stage; break; }
+    }
+    for (const w of walked) stages.set(w, st);
+    return st;
   };
 
   // tool spans and their tool events
@@ -117,7 +122,8 @@ export function spanTree(events: unknown[]): SpanTree {
     }
   });
   const owningToolSpan = (spanId: string | undefined): string | undefined => {
-    for (let s = spanId ? spans.get(spanId) : undefined; s; s = s.parent ? spans.get(s.parent) : undefined) {
+    let hops = 0;
+    for (let s = spanId ? spans.get(spanId) : undefined; s && hops++ < 64; s = s.parent ? spans.get(s.parent) : undefined) {
       if (ownerOf.has(s.id)) return s.id;
       if (s.type !== 'tool' && s.type !== 'sandbox') return undefined; // a sandbox call two spans down (an agent tool) is its own row
     }
@@ -131,8 +137,9 @@ export function spanTree(events: unknown[]): SpanTree {
       const st = stageOfSpan(str(e.span_id));
       if (st) return st;
       // older logs: score events without a scorers span are scoring; events after the solvers are cleanup
-      if (str(e.event) === 'score' && !root(str(e.span_id))) return 'scoring';
-      if (solvers && !root(str(e.span_id)) && i > solversEnd) return 'cleanup';
+      const inSpan = spans.has(str(e.span_id) ?? '');
+      if (str(e.event) === 'score' && !inSpan) return 'scoring';
+      if (solvers && !inSpan && i > solversEnd) return 'cleanup';
       return undefined;
     },
     shownSpan(i) {

@@ -15,6 +15,20 @@ export function num(v: unknown): number | undefined {
   return undefined;
 }
 
+/** A count (tokens, calls) or an amount (USD): a finite number ≥ 0, else undefined (a log's negative count is none). */
+export function count(v: unknown): number | undefined {
+  const n = num(v);
+  return n !== undefined && n >= 0 ? n : undefined;
+}
+
+/** An exit code from a number: its integer part when that is a safe integer, else undefined (a log's 1e300 is no exit code). */
+export function exitCodeOf(v: unknown): number | undefined {
+  const n = num(v);
+  if (n === undefined) return undefined;
+  const t = Math.trunc(n);
+  return Number.isSafeInteger(t) ? t : undefined;
+}
+
 /** RFC 6901 pointer from parts (`~` → `~0`, `/` → `~1`). */
 export function ptr(...parts: Array<string | number>): string {
   return parts.map((p) => '/' + String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('');

@@ -1,6 +1,6 @@
 import type { NewStep, StepReasoning, StepSource } from '../steps/step';
 import { addSubmission, finishTrajectory } from './finish';
-import { arr, asText, commandOf, contentText, editsOf, extra, isObj, num, obj, ptr, reasoningOf, splitThink, stepTime, str, type Obj } from './json';
+import { arr, asText, commandOf, contentText, count, editsOf, exitCodeOf, extra, isObj, num, obj, ptr, reasoningOf, splitThink, stepTime, str, type Obj } from './json';
 import { TrajectoryBuilder, type SourceUsage, type Trajectory, type TrajectoryFormat } from './types';
 
 /**
@@ -52,12 +52,12 @@ function actorOf(source: unknown, fallback: NewStep['actor']): NewStep['actor'] 
  */
 export function openAiUsage(u: Obj | undefined, model?: string, costUsd?: number): NewStep['model'] | undefined {
   if (!u) return undefined;
-  const prompt = num(u.prompt_tokens) ?? num(u.input_tokens);
-  const completion = num(u.completion_tokens) ?? num(u.output_tokens);
+  const prompt = count(u.prompt_tokens) ?? count(u.input_tokens);
+  const completion = count(u.completion_tokens) ?? count(u.output_tokens);
   if (prompt === undefined && completion === undefined) return undefined;
-  const cr = num(u.cache_read_input_tokens) ?? num(obj(u.prompt_tokens_details)?.cached_tokens) ?? num(u.cache_read_tokens);
-  const cw = num(u.cache_creation_input_tokens) ?? num(u.cache_write_tokens);
-  const rt = num(obj(u.completion_tokens_details)?.reasoning_tokens) ?? num(u.reasoning_tokens);
+  const cr = count(u.cache_read_input_tokens) ?? count(obj(u.prompt_tokens_details)?.cached_tokens) ?? count(u.cache_read_tokens);
+  const cw = count(u.cache_creation_input_tokens) ?? count(u.cache_write_tokens);
+  const rt = count(obj(u.completion_tokens_details)?.reasoning_tokens) ?? count(u.reasoning_tokens);
   const m: NonNullable<NewStep['model']> = {};
   if (model) m.model = model;
   if (prompt !== undefined) m.inputTokens = Math.max(0, prompt - (cr ?? 0) - (cw ?? 0));
@@ -65,7 +65,7 @@ export function openAiUsage(u: Obj | undefined, model?: string, costUsd?: number
   if (cr) m.cacheReadTokens = cr;
   if (cw) m.cacheWriteTokens = cw;
   if (rt) m.reasoningTokens = rt;
-  m.totalTokens = num(u.total_tokens) ?? (prompt ?? 0) + (completion ?? 0);
+  m.totalTokens = count(u.total_tokens) ?? (prompt ?? 0) + (completion ?? 0);
   if (costUsd !== undefined && costUsd > 0) m.costUsd = costUsd;
   return m;
 }
@@ -76,7 +76,7 @@ interface Accumulated { prompt: number; completion: number; cacheRead: number; c
 function accumulatedOf(metrics: Obj | undefined): Accumulated | undefined {
   const a = obj(metrics?.accumulated_token_usage);
   if (!a) return undefined;
-  return { prompt: num(a.prompt_tokens) ?? 0, completion: num(a.completion_tokens) ?? 0, cacheRead: num(a.cache_read_tokens) ?? 0, cacheWrite: num(a.cache_write_tokens) ?? 0, reasoning: num(a.reasoning_tokens) ?? 0, cost: num(metrics?.accumulated_cost) ?? 0, ...(str(a.model) && str(a.model) !== 'default' ? { model: str(a.model) } : str(metrics?.model_name) ? { model: str(metrics?.model_name) } : {}) };
+  return { prompt: count(a.prompt_tokens) ?? 0, completion: count(a.completion_tokens) ?? 0, cacheRead: count(a.cache_read_tokens) ?? 0, cacheWrite: count(a.cache_write_tokens) ?? 0, reasoning: count(a.reasoning_tokens) ?? 0, cost: count(metrics?.accumulated_cost) ?? 0, ...(str(a.model) && str(a.model) !== 'default' ? { model: str(a.model) } : str(metrics?.model_name) ? { model: str(metrics?.model_name) } : {}) };
 }
 
 /** The sum of V1's per-purpose metrics (`stats.usage_to_metrics`: the agent's, the condenser's, …). */
@@ -228,7 +228,7 @@ function mergeV0Observation(step: NewStep, o: Obj): void {
   if (o.observation === 'null') return;
   const exit = num(extras.exit_code) ?? num(obj(extras.metadata)?.exit_code);
   const isErr = o.observation === 'error' || o.success === false;
-  step.observation = { text: step.observation ? `${step.observation.text}\n${text}` : text, ...(exit !== undefined ? { exitCode: Math.trunc(exit) } : {}), ...(isErr ? { error: true } : {}) };
+  step.observation = { text: step.observation ? `${step.observation.text}\n${text}` : text, ...(exitCodeOf(exit) !== undefined ? { exitCode: exitCodeOf(exit) } : {}), ...(isErr ? { error: true } : {}) };
   if (o.observation === 'edit' && step.edits?.[0] && !step.edits[0].diff) step.edits[0].diff = str(extras.diff) ?? text;
   if (isErr) (step.errors ??= []).push(text);
   const kept = Object.fromEntries(Object.entries(extras).filter(([k]) => k !== 'diff'));
@@ -295,7 +295,7 @@ export function mapV1(b: TrajectoryBuilder, events: Located[], file: string): vo
         const text = kind === 'ObservationEvent' ? (contentText(o.content) || str(o.output) || asText(o.text ?? '')) : kind === 'UserRejectObservation' ? `rejected: ${asText(e.rejection_reason)}` : asText(e.error);
         const exit = num(o.exit_code) ?? num(obj(o.metadata)?.exit_code);
         const isErr = kind !== 'ObservationEvent' || o.is_error === true || o.error === true;
-        const observation = { text, ...(exit !== undefined ? { exitCode: Math.trunc(exit) } : {}), ...(isErr ? { error: true } : {}) };
+        const observation = { text, ...(exitCodeOf(exit) !== undefined ? { exitCode: exitCodeOf(exit) } : {}), ...(isErr ? { error: true } : {}) };
         if (target) {
           target.observation = target.observation ? { ...observation, text: `${target.observation.text}\n${text}` } : observation;
           if (isErr) (target.errors ??= []).push(text);

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { FileEdit, NewStep, Purpose } from '../steps/step';
 import { addSubmission, finishTrajectory } from './finish';
-import { arr, asText, contentText, extra, num, obj, ptr, splitThink, stepTime, str, type Obj } from './json';
+import { arr, asText, contentText, count, exitCodeOf, extra, num, obj, ptr, splitThink, stepTime, str, type Obj } from './json';
 import { openAiUsage } from './openhands';
 import { TrajectoryBuilder, type Trajectory } from './types';
 
@@ -83,11 +83,11 @@ export function sweAgentToTrajectory(d: Obj, file: string): Trajectory {
   b.sample = { id: b.id, ...(info.exit_status !== undefined ? { status: asText(info.exit_status) } : {}) };
   const ms = obj(info.model_stats);
   if (ms) {
-    const sent = num(ms.tokens_sent); const got = num(ms.tokens_received);
+    const sent = count(ms.tokens_sent); const got = count(ms.tokens_received);
     b.sourceUsage = {
       ...(sent !== undefined ? { promptTokens: sent } : {}), ...(got !== undefined ? { outputTokens: got } : {}),
       ...(sent !== undefined || got !== undefined ? { totalTokens: (sent ?? 0) + (got ?? 0) } : {}),
-      ...(num(ms.instance_cost) !== undefined ? { costUsd: num(ms.instance_cost) } : {}), ...(num(ms.api_calls) !== undefined ? { calls: num(ms.api_calls) } : {}),
+      ...(count(ms.instance_cost) !== undefined ? { costUsd: count(ms.instance_cost) } : {}), ...(count(ms.api_calls) !== undefined ? { calls: count(ms.api_calls) } : {}),
       from: 'info.model_stats',
     };
   }
@@ -119,7 +119,7 @@ export function miniSweAgentToTrajectory(d: Obj, file: string): Trajectory {
   if (model) b.model = model;
   b.sample = { id, ...(info.exit_status !== undefined ? { status: asText(info.exit_status) } : {}) };
   const ms = obj(info.model_stats);
-  if (ms) b.sourceUsage = { ...(num(ms.instance_cost) !== undefined ? { costUsd: num(ms.instance_cost) } : {}), ...(num(ms.api_calls) !== undefined ? { calls: num(ms.api_calls) } : {}), from: 'info.model_stats' };
+  if (ms) b.sourceUsage = { ...(count(ms.instance_cost) !== undefined ? { costUsd: count(ms.instance_cost) } : {}), ...(count(ms.api_calls) !== undefined ? { calls: count(ms.api_calls) } : {}), from: 'info.model_stats' };
   if ((arr(d.messages) ?? []).length === 0) b.problem('/messages', '`messages` is empty: the run recorded no step', {}, 'warning');
   return finishTrajectory(b);
 }
@@ -162,7 +162,7 @@ function mapChat(b: TrajectoryBuilder, messages: unknown[], key: string, file: s
       const tool = str(obj(call?.function)?.name) ?? (cmd !== undefined ? cmd.trim().split(/\s+/)[0] || 'bash' : undefined);
       const resp = obj(mx?.response);
       const msg = obj(obj(arr(resp?.choices)?.[0])?.message);
-      const usage = openAiUsage(obj(resp?.usage), str(resp?.model), num(obj(resp?.usage)?.cost) ?? num(mx?.cost));
+      const usage = openAiUsage(obj(resp?.usage), str(resp?.model), count(obj(resp?.usage)?.cost) ?? count(mx?.cost));
       const split = splitThink(str(m.thought) ?? text, str(msg?.reasoning) ?? str(msg?.reasoning_content) ? { text: str(msg?.reasoning) ?? str(msg?.reasoning_content) } : undefined);
       const edits = tool ? editsOfCall(tool, args, cmd ?? '', undefined, windows) : undefined;
       last = b.add({ ...t, kind: tool !== undefined ? 'tool' : 'message', actor: 'agent', ...(m.is_demo ? { purpose: 'demonstration' as const } : {}), text: split.text, ...(split.reasoning ? { reasoning: split.reasoning } : {}),
@@ -269,5 +269,5 @@ function bashBlock(text: string): string | undefined {
 /** The exit code an observation states (`<returncode>N</returncode>`, mini-swe-agent's templates), or undefined. */
 function returnCode(text: string): number | undefined {
   const m = /<returncode>\s*(-?\d+)\s*<\/returncode>/.exec(text.slice(0, 200));
-  return m ? Number(m[1]) : undefined;
+  return m ? exitCodeOf(m[1]) : undefined;
 }

@@ -34,6 +34,8 @@ export interface UsageTotals {
   costFrom: string | null;
   /** Calls with tokens but no cost from the source and no price in the table. */
   unpricedCalls: number;
+  /** `inputTokens` hold the cached ones: the log counts only prompt tokens (SWE-agent `tokens_sent`). */
+  inputIncludesCache?: boolean;
   /** The log's own totals, when it states them. */
   source?: SourceUsage;
   /** The whole file's totals, when it states them (Inspect's header `stats.model_usage`). */
@@ -69,8 +71,9 @@ export function usageTotals(t: Trajectory, prices: PriceTable = {}): UsageTotals
   }
   const src = t.sourceUsage;
   const own = src?.totalTokens !== undefined;
+  const promptOnly = own && src!.inputTokens === undefined && src!.promptTokens !== undefined;
   const out: UsageTotals = {
-    inputTokens: own ? src!.inputTokens ?? input : input,
+    inputTokens: own ? src!.inputTokens ?? src!.promptTokens ?? input : input,
     outputTokens: own ? src!.outputTokens ?? output : output,
     cacheReadTokens: own ? src!.cacheReadTokens ?? cacheRead : cacheRead,
     cacheWriteTokens: own ? src!.cacheWriteTokens ?? cacheWrite : cacheWrite,
@@ -82,6 +85,7 @@ export function usageTotals(t: Trajectory, prices: PriceTable = {}): UsageTotals
     costUsd: src?.costUsd !== undefined ? src.costUsd : priced ? cost : null,
     costFrom: src?.costUsd !== undefined ? 'the log' : priced ? [...costFrom].sort().join(' and ') : null,
     unpricedCalls: src?.costUsd !== undefined ? 0 : unpriced,
+    ...(promptOnly ? { inputIncludesCache: true } : {}),
     ...(src ? { source: src } : {}),
     ...(t.fileUsage ? { file: t.fileUsage } : {}),
   };

@@ -136,7 +136,8 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
   }
   if (d.errors?.length) root.append(section('Errors', el('ul', { class: 'errors' }, ...d.errors.map((x) => el('li', {}, x)))));
   const src = d.source;
-  root.append(section('Source', el('p', { class: 'mono' }, `${src.file}${src.entry ? ` ! ${src.entry}` : ''}${src.line ? ` : line ${src.line}` : ''}${src.pointer ? ` # ${src.pointer}` : ''}${src.kind ? ` (${src.kind})` : ''}`), rawBox));
+  // the file by its name (the whole path in its tooltip): a page never shows where on the machine it is
+  root.append(section('Source', el('p', { class: 'mono', title: src.file }, `${baseName(src.file)}${src.entry ? ` ! ${src.entry}` : ''}${src.line ? ` : line ${src.line}` : ''}${src.pointer ? ` # ${src.pointer}` : ''}${src.kind ? ` (${src.kind})` : ''}`), rawBox));
   if (d.extra) {
     const det = el('details', {}, el('summary', {}, 'Other fields of the source event'));
     det.append(textBlock(d.extra, 'extra', [], all));
@@ -157,11 +158,16 @@ function reasoningBlock(r: NonNullable<TrajDetail['reasoning']>, onAll: () => vo
   return det;
 }
 
+/** The last part of a path (`/` or `\\` separated). */
+export function baseName(p: string): string {
+  return p.split(/[\\/]/).filter(Boolean).pop() ?? p;
+}
+
 /** Shows the raw JSON the host read for step `step` in the open detail pane. */
 export function showRaw(root: HTMLElement, text: string, cut: boolean, where: string): void {
   const box = root.querySelector('.raw');
   if (!box) return;
-  box.replaceChildren(el('p', { class: 'muted mono' }, where), el('pre', { class: 'rawjson' }, text), ...(cut ? [el('p', { class: 'muted' }, 'cut at 200,000 characters')] : []));
+  box.replaceChildren(el('p', { class: 'muted mono', title: where }, baseName(where)), el('pre', { class: 'rawjson' }, text), ...(cut ? [el('p', { class: 'muted' }, 'cut at 200,000 characters')] : []));
 }
 
 function reviewPart(d: TrajDetail, host: DetailHost): HTMLElement {

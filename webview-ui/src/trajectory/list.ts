@@ -18,6 +18,9 @@ export interface ListHost {
   onRendered(rows: number, first: number | undefined): void;
 }
 
+/** Short names of kinds and actors for the narrow columns (the full name is the cell's tooltip). */
+const SHORT: Record<string, string> = { environment: 'env', message: 'msg', system: 'sys' };
+
 /** What a row's lane (the column after the tool) names: the run's task or result, else the harness's stage, else the phase. */
 export function laneOf(r: TrajRow): { label: string; cls: string } {
   if (r.purpose) return { label: r.purpose === 'system-prompt' ? 'system prompt' : r.purpose, cls: `purpose-${r.purpose}` };
@@ -181,8 +184,8 @@ export class TimelineList {
     const own = [r.tokens !== undefined ? `${tokens(r.tokens)} tok` : '', r.costUsd !== undefined ? cost(r.costUsd) : ''].filter(Boolean).join(' · ');
     node.append(
       el('span', { class: 'num' }, String(r.step)),
-      el('span', { class: 'kind', title: r.kind }, r.kind),
-      el('span', { class: 'actor', title: r.actor }, r.actor),
+      el('span', { class: 'kind', title: r.kind }, SHORT[r.kind] ?? r.kind),
+      el('span', { class: 'actor', title: r.actor }, SHORT[r.actor] ?? r.actor),
       el('span', { class: 'tool', title: r.tool ?? '' }, r.tool ?? ''),
       laneCell, text, badges,
       el('span', { class: 'tok', title: 'tokens (as the source counts them, cache included) and cost of this step' }, own),

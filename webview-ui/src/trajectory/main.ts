@@ -3,7 +3,7 @@ import { plural } from '../../../src/core/util/plural';
 import { el } from '../dom';
 import { loadUiState, saveUiState, send } from './api';
 import { DetailCache, PREFETCH_AROUND } from './cache';
-import { renderDetail, showRaw, type DetailHost } from './detail';
+import { baseName, renderDetail, showRaw, type DetailHost } from './detail';
 import { cost, duration, tokens } from './format';
 import { TimelineList } from './list';
 
@@ -110,10 +110,47 @@ function prefetch(): void {
   if (want.size) send({ type: 'prefetch', steps: [...want].slice(0, 64), search });
 }
 
+/**
+ * Detail panes built ahead, in idle time, for the cached neighbours of the selection (by step, with
+ * the detail they were built from): a step move then only swaps a node in (one frame, issue 30).
+ * Emptied with the cache.
+ */
+const built = new Map<number, { d: TrajDetail; node: HTMLElement }>();
+let building = 0;
+const idle: (cb: (deadline: { timeRemaining(): number }) => void) => number = (window as unknown as { requestIdleCallback?: typeof idle }).requestIdleCallback?.bind(window)
+  ?? ((cb) => window.setTimeout(() => cb({ timeRemaining: () => 8 }), 1));
+
+function nodeOf(d: TrajDetail): HTMLElement {
+  const b = built.get(d.step);
+  if (b && b.d === d) return b.node;
+  const node = renderDetail(d, header!, detailHost);
+  built.set(d.step, { d, node });
+  return node;
+}
+
+/** Builds the detail panes of the cached neighbours of the selection while the page is idle. */
+function buildAhead(): void {
+  if (building || !header) return;
+  building = idle((deadline) => {
+    building = 0;
+    const at = list.selected;
+    for (let k = 1; k <= PREFETCH_AROUND && deadline.timeRemaining() > 2; k++) {
+      for (const p of [at + k, at - k]) {
+        const r = p >= 0 && p < total ? list.row(p) : undefined;
+        const d = r ? cache.get(r.step, search) : undefined;
+        if (d && built.get(d.step)?.d !== d) nodeOf(d);
+      }
+    }
+    // keep the panes near the selection only
+    if (built.size > 3 * PREFETCH_AROUND) for (const k of [...built.keys()].slice(0, built.size - 3 * PREFETCH_AROUND)) built.delete(k);
+  });
+}
+
 function showDetail(d: TrajDetail): void {
   detail = d;
-  if (header) detailEl.replaceChildren(renderDetail(d, header, detailHost));
+  if (header) detailEl.replaceChildren(nodeOf(d));
   detailEl.querySelector('mark')?.scrollIntoView({ block: 'center' });
+  buildAhead();
   const t0 = moveStart;
   moveStart = undefined;
   if (t0 !== undefined) requestAnimationFrame(() => {
@@ -135,7 +172,8 @@ function num(n: number): string { return Math.round(n).toLocaleString('en'); }
 function usageText(h: TrajHeader): string {
   const u = h.usage;
   if (!u.totalTokens && !u.calls && u.costUsd === null) return 'no token counts in the log';
-  const kinds = [`input ${num(u.inputTokens)}`, `output ${num(u.outputTokens)}`, `cache read ${num(u.cacheReadTokens)}`, `cache write ${num(u.cacheWriteTokens)}`, `reasoning ${num(u.reasoningTokens)}`];
+  const kinds = u.inputIncludesCache ? [`input with its cache ${num(u.inputTokens)} (the log does not split the cache)`, `output ${num(u.outputTokens)}`]
+    : [`input ${num(u.inputTokens)}`, `output ${num(u.outputTokens)}`, `cache read ${num(u.cacheReadTokens)}`, `cache write ${num(u.cacheWriteTokens)}`, `reasoning ${num(u.reasoningTokens)}`];
   const costText = u.costUsd !== null ? `${cost(u.costUsd)} (${u.costFrom})${u.unpricedCalls ? `, ${plural(u.unpricedCalls, 'call')} unpriced` : ''}` : 'cost unpriced';
   const perStep = u.perStep ? (u.stepTokens !== u.totalTokens ? ` · the steps count ${num(u.stepTokens)}` : '') : ' · no per-step counts in the log';
   return `${tokens(u.totalTokens)} tokens (${u.from}): ${kinds.join(' · ')} · ${plural(u.calls, 'call')} · ${costText}${perStep}`;
@@ -180,6 +218,7 @@ function renderHeader(h: TrajHeader): void {
   // the timeline's columns fit this trajectory
   root.style.setProperty('--c-tool', `${h.columns.tool}ch`);
   root.style.setProperty('--c-total', `${h.columns.total + 2}ch`);
+  root.style.setProperty('--c-tok', `${h.columns.tok}ch`);
   root.style.setProperty('--c-lane', `${h.columns.lane + 1}ch`);
   // problems are never silent: counts, and the first ones by name
   const p = h.problems;
@@ -189,7 +228,7 @@ function renderHeader(h: TrajHeader): void {
     banner.classList.add(p.errors ? 'bad' : 'warn');
     const sum = [p.errors ? plural(p.errors, 'error') : '', p.warnings ? plural(p.warnings, 'warning') : '', p.infos ? plural(p.infos, 'note') : ''].filter(Boolean).join(', ');
     const det = el('details', {}, el('summary', {}, t.steps === 0 ? `No steps in ${h.name}${sum ? `: ${sum} from the importer` : ''}` : `The importer reported ${sum}`));
-    det.append(el('ul', {}, ...p.items.map((x) => el('li', {}, el('strong', {}, x.severity), ` ${x.where}: ${x.message}`))));
+    det.append(el('ul', {}, ...p.items.map((x) => el('li', { title: x.where }, el('strong', {}, x.severity), ` ${baseName(x.where)}: ${x.message}`))));
     if (p.items.length < p.errors + p.warnings + p.infos) det.append(el('p', { class: 'muted' }, `the first ${p.items.length} are listed`));
     if (t.steps === 0) det.open = true;
     banner.append(det);
@@ -337,6 +376,7 @@ function onMessage(m: TrajHostMessage): void {
       if (header && header.key !== m.header.key) { list.selected = -1; detail = undefined; detailStep = undefined; detailEl.replaceChildren(); }
       header = m.header;
       cache.clear();
+      built.clear();
       if (m.select !== undefined) pendingStep = m.select;
       renderHeader(m.header);
       query();
@@ -388,6 +428,7 @@ function onMessage(m: TrajHostMessage): void {
       break;
     case 'details':
       cache.put(m.details, m.search);
+      buildAhead();
       break;
     case 'raw':
       if (detail?.step === m.step) showRaw(detailEl, m.text, m.cut, m.where);

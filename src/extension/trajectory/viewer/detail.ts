@@ -93,7 +93,10 @@ function findAll(texts: Record<'text' | 'action' | 'observation', string>, query
  */
 export function actionDisplay(tool: string, command: string | undefined, args: unknown): string {
   const lines = [tool];
-  if (command !== undefined && command !== '') lines.push(`$ ${command}`);
+  // a command that is the call written out (SWE-agent's `edit 'a' 'b' False` beside its arguments) is shown once, as the arguments
+  const rendering = command !== undefined && args !== null && typeof args === 'object' && !Array.isArray(args)
+    && command.trim().split(/\s+/)[0] === tool && !Object.values(args as Record<string, unknown>).includes(command);
+  if (command !== undefined && command !== '' && !rendering) lines.push(`$ ${command}`);
   if (args === undefined || args === null) return lines.join('\n');
   if (typeof args === 'string') {
     if (args.trim() !== (command ?? '').trim()) lines.push(args);
@@ -105,8 +108,8 @@ export function actionDisplay(tool: string, command: string | undefined, args: u
       if (command !== undefined && v === command && (k === 'cmd' || k === 'command' || k === 'code')) continue;
       if (v.includes('\n')) lines.push(`${k}:`, ...v.split('\n').map((l) => `  ${l}`));
       else lines.push(`${k}: ${v}`);
-    } else if (v === undefined) continue;
-    else if (v === null || typeof v !== 'object') lines.push(`${k}: ${String(v)}`);
+    } else if (v === undefined || v === null) continue;
+    else if (typeof v !== 'object') lines.push(`${k}: ${String(v)}`);
     else lines.push(`${k}: ${json(v).split('\n').join('\n  ')}`);
   }
   return lines.join('\n');
@@ -143,7 +146,7 @@ export function header(file: string, name: string, list: Trajectory[], key: numb
   const u = t ? usageTotals(t, o.prices) : undefined;
   const usage = u ? { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadTokens, cacheWriteTokens: u.cacheWriteTokens, reasoningTokens: u.reasoningTokens,
     totalTokens: u.totalTokens, stepTokens: u.stepTokens, from: u.from, calls: u.calls, costUsd: u.costUsd, costFrom: u.costFrom, unpricedCalls: u.unpricedCalls,
-    perStep: t!.steps.some((s) => callTokens(s.model) !== undefined) }
+    perStep: t!.steps.some((s) => callTokens(s.model) !== undefined), ...(u.inputIncludesCache ? { inputIncludesCache: true } : {}) }
     : { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, stepTokens: 0, from: 'the steps', calls: 0, costUsd: null, costFrom: null, unpricedCalls: 0, perStep: false };
   const ft = list.length && (list.length > 1 || t?.fileUsage) ? fileTotals(list, o.prices) : undefined;
   const target = t?.metadata?.target;
@@ -155,7 +158,7 @@ export function header(file: string, name: string, list: Trajectory[], key: numb
     scores: t ? scoresOf(t) : [],
     usage,
     ...(ft ? { fileUsage: { totalTokens: ft.totalTokens, costUsd: ft.costUsd, from: ft.from } } : {}),
-    columns: tl ? columnsOf(tl) : { tool: 8, total: 6, lane: 8 },
+    columns: tl ? columnsOf(tl) : { tool: 8, total: 6, lane: 8, tok: 0 },
     samples: list.map((x, i) => sampleOf(x, i, o.prices)),
     live: o.live, updatedAt: o.updatedAt, ...(o.loading ? { loading: true } : {}),
     sourceEvents: t?.sourceEvents ?? 0, mappedEvents: t?.mappedEvents ?? 0, skippedEvents: t?.skippedEvents ?? 0,
@@ -209,14 +212,18 @@ export function scoresOf(t: Trajectory): TrajScore[] {
 
 /** Column widths (characters) that fit the trajectory: its longest tool name and running total, its longest lane label. */
 function columnsOf(tl: Timeline): TrajHeader['columns'] {
-  let tool = 4; let lane = 6;
+  let tool = 4; let lane = 6; let tok = 0;
   for (const r of tl.rows) {
     if (r.tool && r.tool.length > tool) tool = r.tool.length;
-    const l = (r.purpose ?? r.stage ?? r.phase).length;
+    const l = (r.purpose === 'system-prompt' ? 'system prompt' : r.purpose ?? r.stage ?? r.phase).length;
     if (l > lane) lane = l;
+    // "12.3k tok · $0.0042": the step's own tokens and cost
+    const own = (r.tokens !== undefined ? formatTokens(r.tokens).length + 4 : 0) + (r.costUsd !== undefined ? 10 : 0);
+    if (own > tok) tok = own;
   }
-  const total = formatTokens(tl.totals.tokens).length + 2;
-  return { tool: Math.min(tool, 22) + 1, total: Math.max(total, 6), lane: Math.min(lane, 16) + 2 };
+  const total = formatTokens(tl.totals.tokens).length + 2 + (tl.totals.costUsd ? 10 : 0);
+  // the lane's label is set at 0.78em: its width in the row's ch is about 0.8 of its length
+  return { tool: Math.min(tool, 14) + 1, total: Math.max(total, 6), lane: Math.min(Math.ceil(lane * 0.8), 12) + 2, tok: Math.min(tok, 22) };
 }
 
 /** Tokens as the webview writes them (webview-ui/src/trajectory/format.ts), for column widths. */
