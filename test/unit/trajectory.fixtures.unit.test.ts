@@ -25,6 +25,8 @@ const FAMILY: Record<string, string[]> = {
 const NOT_TRAJECTORIES: Array<{ name: RegExp; reason: RegExp }> = [
   { name: /example_model_output\.json$/, reason: /SWE-bench predictions/ },
   { name: /multi_swe_bench_examples_config\.json$/, reason: /no known trajectory shape \(keys mode, workdir/ },
+  // Multi-SWE-bench's patch file: one fix patch per instance, no steps
+  { name: /multi_swe_bench_examples_patch\.jsonl$/, reason: /no known shape \(keys org, repo, number, fix_patch/ },
 ];
 
 describe('trajectory import: each format\'s own test data from its repository (issue 33)', function () {

@@ -132,17 +132,17 @@ describe('trajectory import: the real files of ../shared/data/trajectories', fun
     assert.equal(ts[3].steps.filter((s) => s.kind === 'edit').map((s) => s.edits![0].path).join(','), 'control_experiment_1195150d-af6c-4dd0-9d8f-233d2a1d5d92_control_group_partition_1.sh,train.py');
   });
 
-  it('each EXP-Bench harness file read alone: a partial record (gen: design + conclusion; patch: one edit per file; judge: its verdict; config: no step), the run config none', async () => {
+  it('each EXP-Bench harness file read alone: the whole record, its other files read from beside it (design + one edit per file + conclusion + verdict), the run config none', async () => {
     const dir = path.join(DATA, 'exp-bench/Just-Curieous__Curie');
-    // steps per file, by hand: gen.json has `design` and `conclusion` (2); the patches have 1, 1, 1, 2 `diff -urN` headers; a judge file is one verdict
-    const expect: Record<string, number> = { 'gen.json': 2, 'judge.json': 1, 'gen_config_config.json': 0 };
+    // steps per record, by hand: gen.json has `design` and `conclusion` (2); the patches have 1, 1, 1, 2 `diff -urN` headers; the judge file is one verdict
     const patches = [1, 1, 1, 2];
     for (let i = 0; i < 4; i++) {
       for (const suffix of ['gen.json', 'gen.patch', 'judge.json', 'gen_config_config.json']) {
         const f = path.join(dir, 'azure-gpt-4o', `93022_task_index_${i}_iter_1_duration_0.67_eval_${suffix}`);
         const { ts, r } = await collect([f]);
-        assert.deepEqual(r.files.map((x) => [x.format, x.unreadable]), [['exp-bench-harness', false]], f);
-        assert.deepEqual(ts.map((t) => [t.id, t.steps.length]), [[`93022/${i}`, suffix === 'gen.patch' ? patches[i] : expect[suffix]]], f);
+        assert.deepEqual(r.files.map((x) => [x.file, x.format, x.unreadable]), [[f, 'exp-bench-harness', false]], f);
+        assert.deepEqual(ts.map((t) => [t.id, t.task, t.steps.length, t.files?.length]), [[`93022/${i}`, `neurips2024/93022/${i}`, 2 + patches[i] + 1, 4]], f);
+        assert.ok(ts[0].problems.some((p) => /read with the record's files beside it/.test(p.message)), f);
       }
     }
     const { ts, r } = await collect([path.join(dir, 'configs/main_93022_judge_config.json')]);

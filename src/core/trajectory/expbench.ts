@@ -36,6 +36,50 @@ export function isHarnessPatchName(file: string): boolean {
   return /_eval_gen\.patch$/.test(path.basename(file)) && !!harnessKey(file);
 }
 
+/** At most this many names of a folder are looked at for a record's other files (a hostile folder may hold millions). */
+const COMPANION_SCAN = 20_000;
+/** A record's other file above this size is left out, named (the harness writes answers, patches and judge files of kilobytes). */
+export const COMPANION_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The other files of the records that `files` belong to, found beside them: a harness record is
+ * four files named by one `<paper>_task_index_<i>_iter_<n>` (answers, patch, judge file, config),
+ * and opening one of them (the viewer's "Open as Trajectory", a triage row) must show the record,
+ * not a quarter of it (the judge's scores, the conference in the config's `output_folder`). Only
+ * regular files are taken (never a link or a special file: the folder may be a solver's); a file
+ * already in `files` is not repeated; one above {@link COMPANION_MAX_BYTES} is listed in `tooLarge`.
+ * Paths, in folder order then name order.
+ */
+export async function harnessCompanions(files: readonly string[]): Promise<{ files: string[]; tooLarge: string[] }> {
+  const given = new Set(files.map((f) => path.resolve(f)));
+  const keys = new Map<string, Set<string>>();
+  for (const f of given) {
+    const k = harnessKey(f);
+    if (k) keys.set(path.dirname(f), (keys.get(path.dirname(f)) ?? new Set()).add(k.key));
+  }
+  const out: string[] = []; const tooLarge: string[] = [];
+  for (const [dir, want] of keys) {
+    const names: string[] = [];
+    const d = await fsp.opendir(dir).catch(() => undefined);
+    if (!d) continue;
+    try {
+      for await (const e of d) {
+        if (names.length >= COMPANION_SCAN) break;
+        if (e.isFile()) names.push(e.name);
+      }
+    } catch { /* a folder that cannot be listed: the given files alone */ }
+    for (const n of names.sort()) {
+      const f = path.join(dir, n);
+      const k = harnessKey(f);
+      if (!k || !want.has(k.key) || given.has(f)) continue;
+      // the folder may have changed since it was listed: a regular file now, not a link
+      const st = await fsp.lstat(f).catch(() => undefined);
+      if (st?.isFile()) (st.size > COMPANION_MAX_BYTES ? tooLarge : out).push(f);
+    }
+  }
+  return { files: out, tooLarge };
+}
+
 /** Builds the records of a set of harness files (problems for files that fit no record go to `fileProblems`). */
 export function harnessRecords(files: HarnessFile[], fileProblems: TrajProblem[]): Trajectory[] {
   const groups = new Map<string, { key: NonNullable<ReturnType<typeof harnessKey>>; parts: HarnessFile[] }>();
