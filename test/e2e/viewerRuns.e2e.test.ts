@@ -132,7 +132,11 @@ describe('issue 30: runs read as their own viewers show them (end to end)', func
     const f = await openAsTrajectory(wb, path.basename(OPENHANDS));
     const t = list.find((x) => x.id === 'ponylang__ponyc-4588')!;
     await f.locator('select.samples').selectOption(String(list.indexOf(t)));
-    await f.locator('.head', { hasText: `${t.steps.length} steps` }).waitFor({ timeout: 30_000 });
+    // the header redrawn for that sample: its id in the title and its step count in the counts line (the sample menu names every sample's count, so the count alone proves nothing)
+    await f.waitForFunction(([id, n]) => {
+      const h = (document.querySelector('main.traj .head') as HTMLElement | null)?.innerText.replace(/\s+/g, ' ') ?? '';
+      return h.includes(` · ${id} · task `) && h.includes(` ${n} steps · `);
+    }, [t.id, String(t.steps.length)] as const, { timeout: 30_000 });
     const head = (await f.locator('.head').innerText()).replace(/\s+/g, ' ');
     assert.match(head, /agent CodeActAgent · model openai\/openrouter-llama-4-maverick/);
     assert.match(head, /943,642|943\.6k tokens \(metrics\.accumulated_token_usage\)/);

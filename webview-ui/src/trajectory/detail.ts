@@ -52,7 +52,8 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
   if (d.time) meta.push(`+${duration(d.time.relMs)}`, new Date(d.time.ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
   if (d.time?.durationMs !== undefined) meta.push(`took ${duration(d.time.durationMs)}`);
   root.append(el('h2', {}, `Step ${d.step}`), el('p', { class: 'meta' }, meta.join(' · ')));
-  const tot = `Σ ${tokens(d.totalTokens)} tokens${d.totalCostUsd ? ` · ${cost(d.totalCostUsd)}` : ''} up to here`;
+  // a running total only where the log counts per step (SWE-agent's counts are the run's alone: a "Σ 0" would look like none were used)
+  const tot = h.usage.perStep ? `Σ ${tokens(d.totalTokens)} tokens${d.totalCostUsd ? ` · ${cost(d.totalCostUsd)}` : ''} up to here` : 'no per-step token counts in the log (the run\'s total is in the header)';
   root.append(el('p', { class: 'meta' }, tot));
   if (d.spans?.length) root.append(el('p', { class: 'meta spans', title: 'the Inspect spans this step ran in, outermost first' }, `span: ${d.spans.map((x) => `${x.name}${x.type && x.type !== x.name ? ` (${x.type})` : ''}`).join(' › ')}`));
   if (d.matches.length) root.append(el('p', { class: 'meta hits' }, `${plural(d.matches.length, 'match', 'matches')} in this step`));

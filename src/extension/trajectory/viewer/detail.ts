@@ -223,7 +223,7 @@ function columnsOf(tl: Timeline): TrajHeader['columns'] {
   }
   const total = formatTokens(tl.totals.tokens).length + 2 + (tl.totals.costUsd ? 10 : 0);
   // the lane's label is set at 0.78em: its width in the row's ch is about 0.8 of its length
-  return { tool: Math.min(tool, 14) + 1, total: Math.max(total, 6), lane: Math.min(Math.ceil(lane * 0.8), 12) + 2, tok: Math.min(tok, 22) };
+  return { tool: Math.min(tool, 16) + 1, total: Math.max(total, 6), lane: Math.min(Math.ceil(lane * 0.8), 12) + 2, tok: Math.min(tok, 22) };
 }
 
 /** Tokens as the webview writes them (webview-ui/src/trajectory/format.ts), for column widths. */
