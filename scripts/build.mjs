@@ -66,6 +66,8 @@ const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
   { ...common, entryPoints: ['src/extension/workbench.ts'], outfile: 'dist/workbench.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm], banner: { js: '#!/usr/bin/env node' } },
+  // the worker thread of the host's slow work (src/core/flows/offThread.ts looks for it beside the bundle)
+  { ...common, entryPoints: ['src/core/flows/offThreadWorker.ts'], outfile: 'dist/offThreadWorker.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm] },
   { ...common, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/main.css'], outfile: 'dist/webview/main.css', bundle: true },
   // the trajectory viewer (issue 17): its own page, messages in src/protocol/trajectory.ts

@@ -17,7 +17,7 @@ import { isFinished } from '../session/state';
 import type { Task } from '../tasks/types';
 import { WorkspaceWatcher } from '../session/watcher';
 import { errorMessage } from '../util/errors';
-import { judgeStep } from './judge';
+import { judgeStepOffThread } from './judge';
 import { SessionService, type SessionHandle } from './sessionService';
 import type { SubmitFlowOptions, SubmitFlowResult } from './submit';
 import { verifyStep } from './verify';
@@ -369,5 +369,6 @@ class ChannelHost implements BaselineChannel {
 
 /** The CLI's defaults (src/cli/commands/session.ts): verifier in clean mode, judge by the environment's endpoint or heuristic. */
 function defaultSteps(task: Task): Pick<SubmitFlowOptions, 'verify' | 'judge'> {
-  return { verify: verifyStep(), judge: judgeStep({ task, endpoint: endpointFromEnv('judge', process.env) }) };
+  // the judge in a worker thread: the channel (and the forwarder beside it) keep answering meanwhile
+  return { verify: verifyStep(), judge: judgeStepOffThread({ task, endpoint: endpointFromEnv('judge', process.env) }) };
 }

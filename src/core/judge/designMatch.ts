@@ -173,13 +173,26 @@ export function designItems(lines: string[]): DesignItem[] {
 
 const STOP = new Set(['the', 'and', 'for', 'with', 'from', 'that', 'this', 'are', 'was', 'were', 'each', 'into', 'over', 'such', 'their', 'its', 'use', 'used', 'using', 'e.g', 'i.e', 'etc', 'of', 'to', 'in', 'on', 'a', 'an', 'or', 'by', 'as', 'is', 'be', 'at', 'vs', 'via', 'variable', 'variables']);
 
+/** The last texts split by {@link words} (each design item is compared with every ground-truth variable). */
+const WORDS_SEEN = new Map<string, string[]>();
+
 export function words(s: string): string[] {
+  const seen = WORDS_SEEN.get(s);
+  if (seen) return seen;
+  const w = splitWords(s);
+  if (WORDS_SEEN.size >= 256) WORDS_SEEN.delete(WORDS_SEEN.keys().next().value as string);
+  WORDS_SEEN.set(s, w);
+  return w;
+}
+
+function splitWords(s: string): string[] {
   return [...new Set(s.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/)
     .filter((w) => w.length >= 2 && !STOP.has(w)).map((w) => w.replace(/(?<=\w{3})s$/, '')))];
 }
 
 function near(w: string, h: string): boolean {
-  return h === w || (w.length >= 5 && h.length >= 5 && distance(w, h) <= 1);
+  // an edit distance of at most 1 needs lengths at most 1 apart: checked first (a 990,000-character word is never compared)
+  return h === w || (w.length >= 5 && h.length >= 5 && Math.abs(w.length - h.length) <= 1 && distance(w, h) <= 1);
 }
 
 /** Share of `target` words found in `have`, and the words found. */
