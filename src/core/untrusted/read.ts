@@ -25,6 +25,10 @@ export async function openRegular(file: string, opts: { noFollow?: boolean } = {
     const code = (e as NodeJS.ErrnoException)?.code;
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP' && opts.noFollow) throw notAFile(file, 'a symbolic link');
+    if (code === 'ENXIO') { // a socket (or a device without its driver) cannot be opened at all
+      const st = await fsp.stat(file).catch(() => undefined);
+      throw notAFile(file, st ? kindOf(st) : 'a socket');
+    }
     throw fileError(file, 'read', e);
   }
   try {
