@@ -102,7 +102,9 @@ if (production && sizes['dist/webview/main.js'] > WEBVIEW_LIMIT) {
 }
 // The solver bundle may take in only the channel, the step model, the protocol, the solver and
 // small utilities: nothing that reaches tasks, ground truth, Docker, the verifier, the judge or models.
-const solverInputs = Object.keys(results.find((r) => r.metafile.outputs['dist/solver/extension.js']).metafile.outputs['dist/solver/extension.js'].inputs);
+// A package's path is read from its `node_modules/` on (a worktree's node_modules may be a link, which esbuild resolves: `../../<checkout>/node_modules/…`).
+const fromNodeModules = (f) => (f.includes('node_modules/') ? f.slice(f.indexOf('node_modules/')) : f);
+const solverInputs = Object.keys(results.find((r) => r.metafile.outputs['dist/solver/extension.js']).metafile.outputs['dist/solver/extension.js'].inputs).map(fromNodeModules);
 const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
 if (solverIntruders.length) {
   console.error(`build: the solver bundle dist/solver/extension.js takes in ${solverIntruders.join(', ')}; the proctored window may not hold them (docs/proctored.md)`);
