@@ -50,8 +50,10 @@ export type ResultsRow = z.infer<typeof ResultsRowSchema>;
 /** Host → webview: the figures of the source under a policy and grouping. */
 export const ResultsMessageSchema = z.object({
   type: z.literal('results'),
-  /** What the view follows, as the user reads it (a folder of sessions, a run set). */
+  /** What the view follows, as the user reads it (the folder's name, `run set <name>`, and how many units finished). */
   source: z.string(),
+  /** The folder followed, absolute (the label's tooltip). */
+  sourceDir: z.string(),
   policy: z.object({ name: z.string(), description: z.string() }),
   policies: z.array(z.string()),
   by: z.enum(['folder', 'actor']),
@@ -68,7 +70,7 @@ export type ResultsMessage = z.infer<typeof ResultsMessageSchema>;
 
 /** Host → webview: no figures to show (yet), with why. */
 export const ResultsStatusSchema = z.object({
-  type: z.literal('status'), source: z.string(), text: z.string(), busy: z.boolean(),
+  type: z.literal('status'), source: z.string(), sourceDir: z.string(), text: z.string(), busy: z.boolean(),
   policy: z.string(), policies: z.array(z.string()), by: z.enum(['folder', 'actor']),
 });
 export type ResultsStatus = z.infer<typeof ResultsStatusSchema>;

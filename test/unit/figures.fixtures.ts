@@ -2,16 +2,11 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from './cli.helpers';
 
-/**
- * The real reference-harness output (shared/data/trajectories/exp-bench/: Curie on four tasks of
- * NeurIPS 2024 paper 93022), beside the repository (`../shared`), or one level further up for a
- * working copy kept in a folder of working copies.
- */
+/** The real reference-harness output beside the repository (`../shared/data/trajectories/exp-bench/`: Curie on four tasks of NeurIPS 2024 paper 93022). */
 export async function harnessDir(): Promise<string> {
-  for (const d of [path.join(ROOT, '..', 'shared', 'data', 'trajectories', 'exp-bench'), path.join(ROOT, '..', '..', 'shared', 'data', 'trajectories', 'exp-bench')]) {
-    if (await fsp.stat(d).then((s) => s.isDirectory(), () => false)) return d;
-  }
-  throw new Error('the shared harness output (shared/data/trajectories/exp-bench) is not beside the repository');
+  const d = path.join(ROOT, '..', 'shared', 'data', 'trajectories', 'exp-bench');
+  if (await fsp.stat(d).then((s) => s.isDirectory(), () => false)) return d;
+  throw new Error(`the shared harness output is not beside the repository: ${d}`);
 }
 
 /** The real judge files under `dir` (`*_eval_judge.json`). */

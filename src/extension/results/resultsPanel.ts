@@ -115,8 +115,8 @@ export class ResultsPanel implements vscode.Disposable {
   }
 
   private async compute(): Promise<void> {
-    const base = { policy: this.policy, policies: Object.keys(POLICIES), by: this.by };
-    let label = this.sourceDir();
+    const base = { policy: this.policy, policies: Object.keys(POLICIES), by: this.by, sourceDir: this.sourceDir() };
+    let label = path.basename(base.sourceDir) || base.sourceDir;
     try {
       const source = await this.currentSource();
       await this.post({ type: 'status', source: source.label, text: 'Reading the runs…', busy: true, ...base });
@@ -130,7 +130,7 @@ export class ResultsPanel implements vscode.Disposable {
         return;
       }
       this.last = { set: r.set, inputs };
-      await this.post(resultsMessage(r.set, { source: label, policies: base.policies, by: this.by, skipped: r.skipped }));
+      await this.post(resultsMessage(r.set, { source: label, sourceDir: base.sourceDir, policies: base.policies, by: this.by, skipped: r.skipped }));
     } catch (e) {
       logger.warn(`results: ${errorMessage(e)}`);
       this.last = undefined;

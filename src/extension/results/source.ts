@@ -8,7 +8,7 @@ import { isRunSetFolder, readRunSet, RUN_SET_STATE } from '../../core/figures/ru
  * when something they hold changes on disk: a judge record written, a unit finished.
  */
 export interface ResultsSource extends vscode.Disposable {
-  /** What the view shows as its source (a folder, `run set <name>`). */
+  /** What the view shows as its source (the folder's name, `run set <name>`); the folder itself is `dir`. */
   readonly label: string;
   /** The folder or run set folder, absolute. */
   readonly dir: string;
@@ -43,7 +43,7 @@ export class FolderSource implements ResultsSource {
   readonly label: string;
 
   constructor(readonly dir: string, debounceMs = 500) {
-    this.label = dir;
+    this.label = path.basename(dir) || dir;
     this.watch = new Watch(dir, ['**/private/{judge/latest.json,events.jsonl,verify/latest.json}', '**/*_eval_judge.json'], debounceMs);
     this.onDidChange = this.watch.event;
   }
@@ -70,7 +70,7 @@ export class RunSetSource implements ResultsSource {
 
   async inputs(): Promise<{ inputs: string[]; note: string }> {
     const rs = await readRunSet(this.dir);
-    this.label = `run set ${rs.name} (${this.dir})`;
+    this.label = `run set ${rs.name}`;
     const done = rs.units.filter((u) => u.status === 'done');
     const failed = rs.units.filter((u) => u.status === 'failed').length;
     return { inputs: done.map((u) => u.dir), note: `${done.length} of ${rs.units.length} units finished${failed ? `, ${failed} failed` : ''}` };

@@ -145,6 +145,7 @@ function render(m: ResultsHostMessage): void {
   for (const c of charts) c.destroy();
   charts.length = 0;
   sourceText.textContent = m.source;
+  sourceText.title = m.sourceDir;
   if (m.type === 'status') {
     options(m.policy, m.policies, m.by);
     status.textContent = m.text;
