@@ -12,7 +12,7 @@ import { ResultsMessageSchema } from '../../src/protocol/results';
 import { resultsMessage } from '../../src/extension/results/payload';
 import { harnessDir } from './figures.fixtures';
 
-// The run-set state as docs/runs.md (issue 27) gives it: JSON Lines, `v` 1, the records the
+// The run-set state as runs.md of issue 27 gives it: JSON Lines, `v` 1, the records the
 // Results view reads and others it skips; a torn last line as a killed writer leaves it.
 const at = '2026-12-01T10:00:00Z';
 const lines = [
@@ -28,7 +28,7 @@ const lines = [
   { v: 2, at, type: 'unit.finished', unit: 'k3', status: 'done' },
 ];
 
-describe('figures: the run-set state (docs/runs.md) as the Results view reads it', () => {
+describe('figures: the run-set state (runs.md of issue 27) as the Results view reads it', () => {
   let tmp: string;
   beforeEach(async () => { tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-runset-')); });
   afterEach(async () => { await fsp.rm(tmp, { recursive: true, force: true }); });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ExpBenchError } from '../errors';
 import { fileError, openRegular } from '../util/fs';
 
-/** The state file of a run set folder (docs/runs.md: `DIR/runset.jsonl`, schema version 1). */
+/** The state file of a run set folder (runs.md of issue 27: `DIR/runset.jsonl`, schema version 1). */
 export const RUN_SET_STATE = 'runset.jsonl';
 /** Largest state file read (a run set of thousands of units stays far below). */
 export const MAX_RUN_SET_STATE_BYTES = 64 * 1024 * 1024;
@@ -11,7 +11,7 @@ export const MAX_RUN_SET_STATE_BYTES = 64 * 1024 * 1024;
 /**
  * What the Results view needs of a run set: its name and each unit's session folder and whether
  * it has finished. Read from the state file's records through this small schema of our own (the
- * fields docs/runs.md gives `runset.created`, `unit.planned`, `unit.finished`, `unit.cancelled`),
+ * fields runs.md of issue 27 gives `runset.created`, `unit.planned`, `unit.finished`, `unit.cancelled`),
  * so the view does not depend on the run-set room's code.
  */
 export interface RunSetView {
@@ -48,7 +48,7 @@ export async function readRunSet(dir: string): Promise<RunSetView> {
   const abs = path.resolve(dir);
   const file = path.join(abs, RUN_SET_STATE);
   const fh = await openRegular(file);
-  if (!fh) throw new ExpBenchError('BAD_INPUT', file, 'no run-set state here (docs/runs.md): not a run set folder');
+  if (!fh) throw new ExpBenchError('BAD_INPUT', file, 'no run-set state here (runset.jsonl): not a run set folder');
   let text: string;
   try {
     const st = await fh.stat();
@@ -84,6 +84,6 @@ export async function readRunSet(dir: string): Promise<RunSetView> {
     const r = Requeued.safeParse(json);
     if (r.success) { const u = units.get(r.data.unit); if (u && u.status !== 'planned') u.status = 'planned'; }
   }
-  if (name === undefined) throw new ExpBenchError('BAD_INPUT', file, 'has no runset.created record: not a run-set state (docs/runs.md)');
+  if (name === undefined) throw new ExpBenchError('BAD_INPUT', file, 'has no runset.created record: not a run-set state');
   return { dir: abs, name, units: [...units.values()], skippedLines };
 }

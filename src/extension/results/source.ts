@@ -4,7 +4,7 @@ import { isRunSetFolder, readRunSet, RUN_SET_STATE } from '../../core/figures/ru
 
 /**
  * What the Results view follows: a folder of sessions or harness judge files, or a run set
- * (docs/runs.md). `inputs()` gives the folders to report on now; `onDidChange` fires (debounced)
+ * (runs.md of issue 27). `inputs()` gives the folders to report on now; `onDidChange` fires (debounced)
  * when something they hold changes on disk: a judge record written, a unit finished.
  */
 export interface ResultsSource extends vscode.Disposable {
