@@ -16,7 +16,7 @@ export const FLOORS = [
   ['interop'],
   ['trajectory'],
   ['agent', 'curation', 'viewer'],
-  ['flows'],
+  ['flows', 'figures'],
   ['mcp'],
 ];
 
