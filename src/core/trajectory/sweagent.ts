@@ -260,8 +260,9 @@ class WindowTracker {
  * `config/benchmarks/swebench_xml.yaml`).
  */
 function bashBlock(text: string): string | undefined {
-  const all = [...text.matchAll(/```(?:bash|sh|shell|mswea_bash_command)?[ \t]*\n([\s\S]*?)```/g)];
-  if (all.length) return all[all.length - 1][1].replace(/\n$/, '');
+  const all = [...text.matchAll(/```(?:bash|sh|shell|mswea_bash_command)?[^\S\n]*\n([\s\S]*?)```/g)];
+  // blank lines right after the fence are not part of the block
+  if (all.length) return all[all.length - 1][1].replace(/^\s*\n/, '').replace(/\n$/, '');
   const xml = [...text.matchAll(/<mswea_bash_command>([\s\S]*?)<\/mswea_bash_command>/g)];
   return xml.length ? xml[xml.length - 1][1].trim() : undefined;
 }
