@@ -48,7 +48,10 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   const epoch = num(sample.epoch) ?? 1;
   const b = new TrajectoryBuilder(epoch > 1 ? `${sid}#${epoch}` : sid, c.format, c.file);
   if (c.task) b.task = c.task;
-  const attachments = obj(sample.attachments) ?? {};
+  // Inspect's own migration of older samples (log/_log.py `EvalSample.migrate_deprecated`): `transcript: {events, content}`
+  // holds the events and the attachments, a single `score` is the scores of one unnamed scorer
+  const transcript = obj(sample.transcript);
+  const attachments = obj(sample.attachments) ?? obj(transcript?.content) ?? {};
   const hasAttachments = Object.keys(attachments).length > 0;
   const resolve = (v: unknown): unknown => {
     if (!hasAttachments && typeof v !== 'string') return v;
@@ -75,7 +78,7 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
     return out;
   };
 
-  const events = arr(sample.events) ?? [];
+  const events = arr(sample.events) ?? arr(transcript?.events) ?? [];
   b.sourceEvents = events.length;
   const tree = spanTree(events);
   const unknownKinds = new Map<string, number>();
@@ -240,7 +243,7 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   if (phaseSpans.size > 0) b.exactPhases = true;
   for (const [k, n] of unknownKinds) b.problem(`${c.base}/events`, `unknown event kind "${k}" (${n}×), kept out of the steps`, c.entry ? { entry: c.entry } : {}, 'info');
   if (events.length === 0 && arr(sample.messages)?.length) mapMessagesOnly(b, arr(sample.messages)!, resolve, c);
-  b.scores = obj(sample.scores);
+  b.scores = obj(sample.scores) ?? (obj(sample.score) ? { score: sample.score } : undefined);
   const md: Obj = { epoch, ...(c.run ?? {}) };
   for (const k of ['input', 'target', 'metadata', 'model_usage', 'total_time', 'working_time', 'error', 'limit', 'uuid', 'started_at', 'completed_at']) if (sample[k] !== undefined) md[k] = k === 'input' ? contentText(resolve(sample[k])) : sample[k];
   b.metadata = md;
