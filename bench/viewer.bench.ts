@@ -242,6 +242,7 @@ export async function run(): Promise<Record<string, number>> {
       if (c) {
         console.log(`  in Chromium (code-server, headless), load average ${c.load} on ${os.cpus().length} CPUs:`);
         for (const [k, v] of Object.entries(c.firstRowsMs)) console.log(`    first rows after "Open as Trajectory": ${k}: ${v.toFixed(0)} ms (target ≤ 1000 ms up to 10 MB)`);
+        for (const [k, v] of Object.entries(c.failed)) console.log(`    not measured: ${k}: ${v}`);
         for (const [k, v] of Object.entries(c.moves)) console.log(`    step move (j → the frame after the next detail drawn), ${k}: p50 ${v.p50.toFixed(1)} ms, p90 ${v.p90.toFixed(1)} ms over ${v.n} moves (target p90 ≤ 16 ms); the webview's own: p50 ${v.own50.toFixed(1)}, p90 ${v.own90.toFixed(1)} ms`);
         Object.entries(c.firstRowsMs).forEach(([k, v], i) => { out[`firstRowsChromium${i}Ms`] = v; void k; });
         Object.values(c.moves).forEach((v, i) => { out[`moveChromium${i}P50Ms`] = v.p50; out[`moveChromium${i}P90Ms`] = v.p90; });

@@ -26,6 +26,8 @@ const MOVES = Number(process.env.BENCH_VIEWER_MOVES ?? 60);
 export interface ChromiumFigures {
   firstRowsMs: Record<string, number>;
   moves: Record<string, { p50: number; p90: number; own50: number; own90: number; n: number }>;
+  /** Files that were not measured, with the reason (one file's failure does not lose the others' figures). */
+  failed: Record<string, string>;
   load: string;
 }
 
@@ -118,17 +120,24 @@ export async function chromium(files: Array<{ file: string; label: string; moves
     // the first open loads the workbench bundle (dist/workbench.js): measured apart
     firstRowsMs['first open of the window (warm-up.traj)'] = (await openAsTrajectory(wb, 'warm-up.traj')).ms;
     const out: ChromiumFigures['moves'] = {};
+    const failed: Record<string, string> = {};
     for (const f of files) {
       const name = path.basename(f.file);
-      const r = await openAsTrajectory(wb, name);
-      firstRowsMs[f.label] = r.ms;
-      if (f.moves) {
-        const m = await moves(r.frame, MOVES);
-        out[f.label] = { p50: pct(m.times, 0.5), p90: pct(m.times, 0.9), own50: pct(m.own, 0.5), own90: pct(m.own, 0.9), n: m.times.length };
+      try {
+        const r = await openAsTrajectory(wb, name);
+        firstRowsMs[f.label] = r.ms;
+        if (f.moves) {
+          const m = await moves(r.frame, MOVES);
+          out[f.label] = { p50: pct(m.times, 0.5), p90: pct(m.times, 0.9), own50: pct(m.own, 0.5), own90: pct(m.own, 0.9), n: m.times.length };
+        }
+      } catch (e) {
+        failed[f.label] = e instanceof Error ? e.message : String(e);
+        await wb.screenshot(`bench-failed-${name}`).catch(() => undefined);
       }
+      await page.keyboard.press('Escape');
       await page.keyboard.press('Control+W');
     }
-    return { firstRowsMs, moves: out, load: os.loadavg().map((x) => x.toFixed(2)).join(' ') };
+    return { firstRowsMs, moves: out, failed, load: os.loadavg().map((x) => x.toFixed(2)).join(' ') };
   } finally {
     await browser?.close().catch(() => undefined);
     await server?.stop();
