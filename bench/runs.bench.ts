@@ -142,7 +142,7 @@ async function xargsSide(root: string, s: number, image: string): Promise<Side> 
   const trees: string[] = [];
   for (let i = 0; i < UNITS; i++) {
     const t = path.join(root, `trees-${s}`, String(i));
-    await fsp.cp(path.join(root, 'repos', 'toy-calibration'), t, { recursive: true });
+    await fsp.cp(path.join(root, 'repos', 'toy-calibration'), t, { recursive: true, filter: (src) => !src.includes(`${path.sep}.git`) });
     await fsp.rm(path.join(t, 'experiments', 'temperature_scaling.py'), { force: true }); // masked, as in the unit's tree
     await fsp.writeFile(path.join(t, 'experiments', 'calibrate_agent.py'), AGENT_SCRIPT);
     await fsp.writeFile(path.join(t, 'reproduce_exp_bench.sh'), runner(s), { mode: 0o755 });

@@ -4,6 +4,7 @@
  * copied beside), each one solvable by the built-in agent against the scripted model
  * ({@link unitScript}). Built into a folder the test gives; nothing of it is committed.
  */
+import { execFileSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { FakeOpenAIServer, type RecordedRequest, type Reply } from './fakeOpenAIServer';
@@ -41,7 +42,13 @@ export async function buildRunSetFixture(dir: string, count = VARIANTS.length): 
     id: '90001', url: '', title: 'Fixture paper for run sets (six tasks on the toy-calibration repository)', authors: [], abstract: 'Test data of EXP-Bench Workbench.',
     pdf_url: '', code_url: '', local_repo: '../../repos/toy-calibration', reproduce_difficulty: 'low',
   }) + '\n');
-  await fsp.cp(path.join(repoRoot, 'samples/repos/toy-calibration'), path.join(dir, 'repos', 'toy-calibration'), { recursive: true });
+  // The paper's repository as papers have it: a git repository (prepared from the pristine cache, pinned at its HEAD).
+  const repo = path.join(dir, 'repos', 'toy-calibration');
+  await fsp.cp(path.join(repoRoot, 'samples/repos/toy-calibration'), repo, { recursive: true });
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=fixture', '-c', 'user.email=fixture@example.org', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'toy-calibration');
   return dataset;
 }
 
