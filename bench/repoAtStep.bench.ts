@@ -97,13 +97,13 @@ export async function run(): Promise<Record<string, number>> {
     // (the scratch tree is removed before each timing, outside it)
     const baseline = async () => {
       await fsp.cp(baseDir, scratch, { recursive: true, verbatimSymlinks: true });
-      await git(['apply', '--whitespace=nowarn', '-'], { cwd: scratch, input: patch, env: { GIT_CEILING_DIRECTORIES: root } });
+      await git(['apply', '--whitespace=nowarn', '-'], { repo: 'none', cwd: scratch, input: patch });
     };
     // Same result both ways (checked once, outside the timings).
     await fsp.rm(scratch, { recursive: true, force: true });
     await baseline();
     const t = await repo.at(N);
-    const check = await git(['diff', '--no-index', '--stat', '--', t.dir, scratch], { okCodes: [1] });
+    const check = await git(['diff', '--no-index', '--stat', '--', t.dir, scratch], { repo: 'none', okCodes: [1] });
     if (check.code !== 0) throw new Error(`the tree at step ${N} differs from the baseline's: ${check.text.slice(0, 400)}`);
 
     const base: number[] = [];

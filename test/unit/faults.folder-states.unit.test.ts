@@ -86,7 +86,7 @@ describe('faults: session-folder states (inspectSessionFolder, prepare\'s claim)
     await assert.rejects(assertPreparationFinished(l.root, 'submit'), (e: Error) => isExpBenchError(e, 'SESSION_INVALID') && /Prepare the task into a new folder/.test(e.message) && !/prepare the session again/.test(e.message));
     await prepareSession({ task, source: fx.repo, outDir: l.root, cacheDir });
     assert.equal((await inspectSessionFolder(l.root)).state, 'prepared');
-    assert.deepEqual((await fsp.readdir(l.private)).sort(), ['manifest.json']);
+    assert.deepEqual((await fsp.readdir(l.private)).sort(), ['manifest.json', 'repo.git']);
 
     // Killed before its draft landed: an initialised repository, nothing in it.
     const bare = new SessionLayout(path.join(fx.root, 'sessions', `bare${++n}`));

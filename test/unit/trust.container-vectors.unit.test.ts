@@ -1,0 +1,177 @@
+/**
+ * Issue 26, the Docker pass: every vector of item 2 planted FROM INSIDE the work container by its
+ * user `solver` (the issue's own attack typed as a script, plus the filter kinds, include.path,
+ * core.worktree at the session's private/, alternates into the pristine cache with a forged
+ * "task start" root of the unmasked tree, a nested repository with its own filter recorded as a
+ * gitlink, hooks, fsmonitor, aliases, pager and diff drivers), then every host operation the
+ * issue names run on that session through the real CLI (patch, session show, submit with the
+ * verifier and the judge, verify in both modes, judge, report, session export, import as session,
+ * curate validate) and the core (repository at step N). Nothing planted ran on the host (no
+ * marker in private/, none of the issue's `.git/leak` files), nothing of private/ or of the
+ * masked files reached the solver or any output, and the submitted patch holds the solver's work.
+ */
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import { SessionLayout } from '../../src/core/layout';
+import { DEFAULT_IMAGE, ensureWorkContainer, execText, removeWorkContainer } from '../../src/core/sandbox';
+import { readEvents } from '../../src/core/session/events';
+import type { Step } from '../../src/core/steps/step';
+import { emptyTrajectory } from '../../src/core/trajectory/types';
+import { RepoAtStep } from '../../src/core/viewer/repoAtStep';
+import { readManifest } from '../../src/core/workspace/manifest';
+import { assertNoContainers, requireDocker } from '../harness/docker';
+import { PRIVATE_SENTINEL, SOLVER_WORK, plantPrivateSentinel } from '../fixtures/vectors';
+import { cli, ROOT } from './cli.helpers';
+
+const TASK = 'sample/toycal/0';
+/** A sentence of the sample's expected_outcome and a line of its masked script (as in test/e2e/proctor.e2e.test.ts). */
+const OUTCOME = 'Temperature scaling reduces the test ECE from about 0.032 to about 0.012';
+const MASKED = 'grid = [0.5 + 0.05 * i for i in range(91)]';
+
+/**
+ * What the solver types, as a script run by bash in /workspace (user solver). `$1`: the object
+ * folder of the pristine cache (a solver guesses its host path), `$2`: the pinned commit's tree id
+ * (public: the paper's repository). Every planted program writes `<session>/private/pwned-<name>-<pid>`
+ * (a host path that nothing in the container can write) and copies private/ into .git/leak-<name>/.
+ */
+const PLANT = String.raw`
+set -e
+H=$(awk '$5=="/workspace"{print $4}' /proc/self/mountinfo)
+P="$(dirname "$H")/private"
+mark() { echo "sh -c 'id > $P/pwned-$1-\$\$; cp -r $P/. $H/.git/leak-$1/ 2>/dev/null; cat'"; }
+# The issue's attack, as typed there.
+printf '%s\n' "cp -r $(dirname $H)/private/. $H/.git/leak/; id > $H/.git/leak/whoami; exit 1" > .git/x.sh
+git config filter.x.clean "sh .git/x.sh"; git config filter.x.required true
+echo "* filter=x" > .git/info/attributes; echo scratch > scratch.txt
+mkdir -p .git/leak
+# The other filter kinds, a driver through include.path, the diff and merge drivers.
+git config filter.vs.smudge "$(mark smudge)"; git config filter.vs.clean cat
+git config filter.vp.process "$(mark process)"; git config filter.vp.required true
+git config -f .git/planted.cfg filter.vi.clean "$(mark include)"; git config -f .git/planted.cfg filter.vi.required true
+git config include.path planted.cfg
+git config diff.external "$(mark diff-external)"; git config diff.vd.textconv "$(mark textconv)"; git config merge.vd.driver "$(mark merge)"
+printf '*.py filter=vs diff=vd merge=vd\n*.md filter=vi\n*.sh filter=vp\n' > .gitattributes
+echo '*.txt filter=vp' >> .git/info/attributes
+# Hooks (both places), fsmonitor, aliases, pager.
+mkdir -p .githooks
+for h in post-index-change reference-transaction pre-commit post-commit post-checkout pre-auto-gc; do
+  printf '#!/bin/sh\n%s </dev/null\n' "$(mark hook-$h)" | tee .git/hooks/$h > .githooks/$h; chmod +x .git/hooks/$h .githooks/$h
+done
+git config core.hooksPath "$H/.githooks"
+printf '#!/bin/sh\n%s </dev/null\nexit 1\n' "$(mark fsmonitor)" > .git/fsmon.sh; chmod +x .git/fsmon.sh; git config core.fsmonitor "$H/.git/fsmon.sh"
+for a in status diff add apply show ls-files read-tree checkout-index write-tree log; do git config alias.$a "!$(mark alias-$a)"; done
+git config core.pager "$(mark pager)"; git config pager.diff "$(mark pager-diff)"
+# A nested repository with its own filter, recorded in the solver's index as a gitlink.
+mkdir -p nested && cd nested && git init -q -b main && git config filter.vn.clean "$(mark nested)" && git config filter.vn.required true
+echo '* filter=vn' > .gitattributes; echo "${SOLVER_WORK} nested v1" > nested.txt
+git -c filter.vn.clean=cat add -A && git -c filter.vn.clean=cat -c user.name=s -c user.email=s@x commit -qm mine
+echo "${SOLVER_WORK} nested v2" > nested.txt; cd ..
+git -c advice.addEmbeddedRepo=false add nested
+# Alternates into the pristine cache, and HEAD a forged root "task start" of the UNMASKED tree.
+echo "$1" > .git/objects/info/alternates
+C=$(printf 'tree %s\nauthor s <s@x> 1700000000 +0000\ncommitter s <s@x> 1700000000 +0000\n\ntask start\n' "$2" | git hash-object -t commit -w --stdin --literally)
+git update-ref HEAD "$C"
+# Last: the work tree of the solver's repository is the host's private/ (git status lists private/task.json).
+git config core.worktree "$P"
+echo planted
+`;
+
+describe('issue 26: the vectors planted from inside the work container run nothing on the host (Docker, CLI)', function () {
+  this.timeout(900_000);
+  let docker: Docker;
+  let tmp = '';
+  let layout: SessionLayout;
+  const sessionId = () => path.basename(layout.root);
+  const env = { ...process.env, EXPBENCH_DATASETS: '' } as NodeJS.ProcessEnv;
+  let cache = '';
+  const outputs: string[] = [];
+  const run = async (args: string[]) => {
+    const r = await cli(args, { env });
+    outputs.push(`$ expbench ${args.join(' ')}\n${r.stdout}\n${r.stderr}`);
+    return r;
+  };
+
+  before(async function () {
+    docker = await requireDocker(this);
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'expbench-trust-docker-'));
+    cache = path.join(tmp, 'cache');
+    layout = new SessionLayout(path.join(tmp, `trust-${process.pid}`));
+    const prep = await run(['prepare', TASK, '--out', layout.root, '--cache', cache]);
+    assert.equal(prep.code, 0, prep.stderr);
+    await plantPrivateSentinel(layout.root);
+    fs.cpSync(path.join(ROOT, 'samples', 'solutions', 'toy-calibration', 'reproduce_exp_bench.sh'), layout.script);
+    fs.writeFileSync(path.join(layout.workspace, 'solver.txt'), `${SOLVER_WORK}\n`);
+  });
+  after(async () => {
+    if (docker && layout) {
+      await removeWorkContainer(docker, sessionId());
+      await assertNoContainers(docker, [sessionId()]);
+    }
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('plants every vector as user solver, then patch, show, submit (verify, judge), verify both modes, judge, report, export, import, repository at step, curate validate', async () => {
+    const m = await readManifest(layout.root);
+    const tree = execFileSync('git', ['--git-dir', m.source.cacheRepo!, 'rev-parse', `${m.commit}^{tree}`], { encoding: 'utf8' }).trim();
+    const { container } = await ensureWorkContainer(docker, { task: TASK, session: sessionId(), workspaceDir: layout.workspace, image: DEFAULT_IMAGE, limits: { network: false } });
+    const planted = await execText(container, { cmd: ['bash', '-c', `SOLVER_WORK=${SOLVER_WORK}\n${PLANT}`, 'sh', path.join(m.source.cacheRepo!, 'objects'), tree] });
+    assert.equal(planted.exitCode, 0, planted.stderr);
+    assert.match(planted.stdout, /planted/);
+    assert.equal((await execText(container, { cmd: ['id', '-un'] })).stdout.trim(), 'solver');
+
+    const answers = path.join(tmp, 'answers.json');
+    fs.writeFileSync(answers, JSON.stringify({ design: 'temperature scaling on held-out logits', conclusion: 'ECE falls.' }));
+    const steps: Array<[string, string[]]> = [
+      ['patch', ['patch', layout.root]],
+      ['session show', ['session', 'show', layout.root]],
+      ['submit', ['session', 'submit', layout.root, '--answers', answers]],
+      ['verify (clean)', ['verify', layout.root]],
+      ['verify (harness)', ['verify', layout.root, '--mode', 'harness']],
+      ['judge', ['judge', layout.root, '--heuristic']],
+      ['report', ['report', layout.root]],
+      ['session export', ['session', 'export', layout.root, '--format', 'inspect-eval', '--out', path.join(tmp, 'exported.eval')]],
+      ['import as session', ['session', 'import', path.join(tmp, 'exported.eval'), path.join(layout.harness, 'patch.diff'), '--task', TASK, '--out', path.join(tmp, 'imported'), '--cache', cache, '--no-judge']],
+      ['curate validate', ['curate', 'validate', TASK, '--run', 'ls; true', '--out', path.join(tmp, 'validate'), '--cache', cache]],
+    ];
+    const failed: string[] = [];
+    for (const [what, args] of steps) {
+      const r = await run(args);
+      if (r.code !== 0) failed.push(`${what}: exit ${r.code}: ${r.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+    }
+    // The repository at step N (the viewer's; no command line yet) on this workspace.
+    const stepsOf = [{ index: 0, kind: 'edit', actor: 'agent', phase: 'implementation', time: { ms: 0, relMs: 0 }, source: { file: 'run.json' },
+      edits: [{ path: 'step.txt', after: 'from the step\n', op: 'create' }] } as unknown as Step];
+    const at = await new RepoAtStep({ trajectory: { ...emptyTrajectory('v', 'openhands-v1', path.join(tmp, 'v.json')), steps: stepsOf }, workspace: layout.workspace, cacheDir: path.join(tmp, 'repo-at-step') }).at(0);
+    outputs.push(execFileSync('grep', ['-rIh', '.', at.dir, at.baseDir], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+    assert.deepEqual(failed, [], 'every operation ran');
+
+    // Nothing planted ran on the host: no marker in private/, none of the issue's files in .git/leak.
+    const pwned = fs.readdirSync(layout.private).filter((n) => n.startsWith('pwned'));
+    assert.deepEqual(pwned, [], `the host ran planted programs: ${pwned.join(', ')}`);
+    const leaked = (await execText(container, { cmd: ['bash', '-c', 'ls -A /workspace/.git/leak /workspace/.git/leak-* 2>/dev/null; true'] })).stdout.trim();
+    assert.equal(leaked, '', `files appeared in the solver's .git/leak: ${leaked}`);
+    // Nothing of private/ or of the masked files reached anything the solver reads, nor any output.
+    const grep = await execText(container, { cmd: ['bash', '-c', 'LC_ALL=C grep -rFoa -D skip "$@" /workspace /home /tmp 2>/dev/null; true', 'sh', '-e', PRIVATE_SENTINEL, '-e', OUTCOME, '-e', MASKED] });
+    assert.equal(grep.stdout.trim(), '', `the solver can read: ${grep.stdout}`);
+    const all = outputs.join('\n');
+    for (const needle of [PRIVATE_SENTINEL, MASKED]) assert.ok(!all.includes(needle), `an output holds ${needle}`);
+
+    // The submitted patch holds the solver's work (its files, the nested repository's as plain files), based on task start.
+    const patch = fs.readFileSync(path.join(layout.harness, 'patch.diff'), 'utf8');
+    for (const f of ['solver.txt', 'scratch.txt', 'reproduce_exp_bench.sh', 'nested/nested.txt', '.gitattributes']) assert.match(patch, new RegExp(`^diff --git a/${f.replace('.', '\\.')} `, 'm'), f);
+    assert.ok(patch.includes(`${SOLVER_WORK} nested v2`));
+    assert.ok(!/^diff --git a\/(?:private|task\.json)/m.test(patch));
+    const submitted = (await readEvents(layout.events)).events.find((e) => e.type === 'submitted') as { commit?: string } | undefined;
+    assert.ok(submitted?.commit, 'the submitted event names the frozen commit');
+    const latest = JSON.parse(fs.readFileSync(path.join(layout.verify, 'latest.json'), 'utf8')) as { mode: string; E_exit: boolean; input?: { from: string; commit?: string } };
+    assert.equal(latest.mode, 'harness');
+    assert.deepEqual([latest.input?.from, latest.input?.commit], ['frozen', submitted.commit]);
+    assert.equal(latest.E_exit, true, 'the solution ran from the frozen tree');
+    const imported = fs.readFileSync(path.join(tmp, 'imported', 'private', 'harness', 'patch.diff'), 'utf8');
+    assert.ok(imported.includes(SOLVER_WORK), 'the imported session holds the solver\'s work');
+  });
+});
