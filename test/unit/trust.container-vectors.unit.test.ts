@@ -25,7 +25,7 @@ import { RepoAtStep } from '../../src/core/viewer/repoAtStep';
 import { readManifest } from '../../src/core/workspace/manifest';
 import { assertNoContainers, requireDocker } from '../harness/docker';
 import { PRIVATE_SENTINEL, SOLVER_WORK, plantPrivateSentinel } from '../fixtures/vectors';
-import { cli, ROOT } from './cli.helpers';
+import { cli } from './cli.helpers';
 
 const TASK = 'sample/toycal/0';
 /** A sentence of the sample's expected_outcome and a line of its masked script (as in test/e2e/proctor.e2e.test.ts). */
@@ -57,7 +57,7 @@ git config diff.external "$(mark diff-external)"; git config diff.vd.textconv "$
 printf '*.py filter=vs diff=vd merge=vd\n*.md filter=vi\n*.sh filter=vp\n' > .gitattributes
 echo '*.txt filter=vp' >> .git/info/attributes
 # Hooks (both places), fsmonitor, aliases, pager.
-mkdir -p .githooks
+mkdir -p .githooks .git/hooks
 for h in post-index-change reference-transaction pre-commit post-commit post-checkout pre-auto-gc; do
   printf '#!/bin/sh\n%s </dev/null\n' "$(mark hook-$h)" | tee .git/hooks/$h > .githooks/$h; chmod +x .git/hooks/$h .githooks/$h
 done
@@ -103,7 +103,7 @@ describe('issue 26: the vectors planted from inside the work container run nothi
     const prep = await run(['prepare', TASK, '--out', layout.root, '--cache', cache]);
     assert.equal(prep.code, 0, prep.stderr);
     await plantPrivateSentinel(layout.root);
-    fs.cpSync(path.join(ROOT, 'samples', 'solutions', 'toy-calibration', 'reproduce_exp_bench.sh'), layout.script);
+    fs.writeFileSync(layout.script, '#!/bin/bash\nset -e\ncat solver.txt nested/nested.txt\n');
     fs.writeFileSync(path.join(layout.workspace, 'solver.txt'), `${SOLVER_WORK}\n`);
   });
   after(async () => {
@@ -127,8 +127,8 @@ describe('issue 26: the vectors planted from inside the work container run nothi
     fs.writeFileSync(answers, JSON.stringify({ design: 'temperature scaling on held-out logits', conclusion: 'ECE falls.' }));
     const steps: Array<[string, string[]]> = [
       ['patch', ['patch', layout.root]],
-      ['session show', ['session', 'show', layout.root]],
       ['submit', ['session', 'submit', layout.root, '--answers', answers]],
+      ['session show', ['session', 'show', layout.root]],
       ['verify (clean)', ['verify', layout.root]],
       ['verify (harness)', ['verify', layout.root, '--mode', 'harness']],
       ['judge', ['judge', layout.root, '--heuristic']],
@@ -145,20 +145,23 @@ describe('issue 26: the vectors planted from inside the work container run nothi
     // The repository at step N (the viewer's; no command line yet) on this workspace.
     const stepsOf = [{ index: 0, kind: 'edit', actor: 'agent', phase: 'implementation', time: { ms: 0, relMs: 0 }, source: { file: 'run.json' },
       edits: [{ path: 'step.txt', after: 'from the step\n', op: 'create' }] } as unknown as Step];
-    const at = await new RepoAtStep({ trajectory: { ...emptyTrajectory('v', 'openhands-v1', path.join(tmp, 'v.json')), steps: stepsOf }, workspace: layout.workspace, cacheDir: path.join(tmp, 'repo-at-step') }).at(0);
-    outputs.push(execFileSync('grep', ['-rIh', '.', at.dir, at.baseDir], { encoding: 'utf8', maxBuffer: 64 << 20 }));
-    assert.deepEqual(failed, [], 'every operation ran');
-
+    try {
+      const at = await new RepoAtStep({ trajectory: { ...emptyTrajectory('v', 'openhands-v1', path.join(tmp, 'v.json')), steps: stepsOf }, workspace: layout.workspace, cacheDir: path.join(tmp, 'repo-at-step') }).at(0);
+      outputs.push(execFileSync('grep', ['-rIh', '.', at.dir, at.baseDir], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+    } catch (e) {
+      failed.push(`repository at step: ${String(e).split('\n')[0]}`);
+    }
     // Nothing planted ran on the host: no marker in private/, none of the issue's files in .git/leak.
     const pwned = fs.readdirSync(layout.private).filter((n) => n.startsWith('pwned'));
-    assert.deepEqual(pwned, [], `the host ran planted programs: ${pwned.join(', ')}`);
-    const leaked = (await execText(container, { cmd: ['bash', '-c', 'ls -A /workspace/.git/leak /workspace/.git/leak-* 2>/dev/null; true'] })).stdout.trim();
-    assert.equal(leaked, '', `files appeared in the solver's .git/leak: ${leaked}`);
+    if (pwned.length) failed.push(`the host ran planted programs: ${[...new Set(pwned.map((n) => n.replace(/-\d+$/, '')))].join(', ')}`);
+    const leaked = (await execText(container, { cmd: ['bash', '-c', 'find /workspace/.git -path "/workspace/.git/leak*" -mindepth 1 -not -path /workspace/.git/leak; true'] })).stdout.trim();
+    if (leaked) failed.push(`files appeared in the solver's .git/leak: ${leaked.split('\n').slice(0, 6).join(', ')}`);
     // Nothing of private/ or of the masked files reached anything the solver reads, nor any output.
     const grep = await execText(container, { cmd: ['bash', '-c', 'LC_ALL=C grep -rFoa -D skip "$@" /workspace /home /tmp 2>/dev/null; true', 'sh', '-e', PRIVATE_SENTINEL, '-e', OUTCOME, '-e', MASKED] });
-    assert.equal(grep.stdout.trim(), '', `the solver can read: ${grep.stdout}`);
+    if (grep.stdout.trim()) failed.push(`the solver can read: ${grep.stdout.trim().split('\n').slice(0, 4).join(', ')}`);
     const all = outputs.join('\n');
-    for (const needle of [PRIVATE_SENTINEL, MASKED]) assert.ok(!all.includes(needle), `an output holds ${needle}`);
+    for (const needle of [PRIVATE_SENTINEL, MASKED]) if (all.includes(needle)) failed.push(`an output holds ${needle}`);
+    assert.deepEqual(failed, [], 'every operation ran, and nothing planted ran or leaked');
 
     // The submitted patch holds the solver's work (its files, the nested repository's as plain files), based on task start.
     const patch = fs.readFileSync(path.join(layout.harness, 'patch.diff'), 'utf8');
@@ -170,7 +173,9 @@ describe('issue 26: the vectors planted from inside the work container run nothi
     const latest = JSON.parse(fs.readFileSync(path.join(layout.verify, 'latest.json'), 'utf8')) as { mode: string; E_exit: boolean; input?: { from: string; commit?: string } };
     assert.equal(latest.mode, 'harness');
     assert.deepEqual([latest.input?.from, latest.input?.commit], ['frozen', submitted.commit]);
-    assert.equal(latest.E_exit, true, 'the solution ran from the frozen tree');
+    const log = fs.readFileSync(path.join(layout.root, (latest as unknown as { logs: { stdout: string } }).logs.stdout), 'utf8');
+    assert.equal(latest.E_exit, true, `the script ran from the frozen tree: ${log.slice(-800)}`);
+    assert.ok(log.includes(`${SOLVER_WORK} nested v2`), 'the nested repository\'s file is in the frozen tree');
     const imported = fs.readFileSync(path.join(tmp, 'imported', 'private', 'harness', 'patch.diff'), 'utf8');
     assert.ok(imported.includes(SOLVER_WORK), 'the imported session holds the solver\'s work');
   });
