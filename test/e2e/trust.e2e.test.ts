@@ -130,7 +130,7 @@ describe('issue 26: the attack of the issue, typed into the proctored window, th
     }, 240_000);
 
     // The baseliner looks for the loot, as in the issue.
-    await type('clear; ls -la .git/leak; cat .git/leak/whoami 2>&1; git log --oneline -1; echo looked');
+    await type('ls -la .git/leak; cat .git/leak/whoami 2>&1; git log --oneline -1; echo looked');
     const shown = await waitForTerminal(page, /^looked$/m);
     assert.doesNotMatch(shown, /uid=0\(root\)|task\.json|masked\.py/, shown);
     await wb.runCommand('Notifications: Clear All Notifications');

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { isExpBenchError } from '../../src/core/errors';
-import { git, HOST_ATTRIBUTES, initRepository, writeTrees } from '../../src/core/git';
+import { git, HOST_ATTRIBUTES, initRepository, repositoryTop, writeTrees } from '../../src/core/git';
+import { execFileSync } from 'node:child_process';
 import { changedTrees } from '../../src/core/workspace/build';
 import { commit, initRepo, sh, tmpDir } from '../fixtures/repos/build';
 
@@ -213,6 +214,13 @@ describe('git layer: the only place that starts git; its guarantees', function (
     const checkout = await git(['rev-parse', 'HEAD'], { repo: { checkout: ws } }).catch((x) => x);
     assert.ok(isExpBenchError(checkout, 'GIT_FAILED') && /work container mounts/.test(checkout.message), 'a user checkout inside a workspace is refused too');
     assert.ok(!await fsp.readFile(path.join(ws, '.git', 'config'), 'utf8').then((t) => t.includes('safe')), 'nothing was written there');
+    // A user's --source checkout owned by another uid: trusted for its own path (safe.directory=<it>), never as a host git folder.
+    const other = await make('other-owner');
+    execFileSync('chown', ['-R', '4321:4321', other]);
+    const top = await repositoryTop(other);
+    assert.equal(top.isTop, true);
+    assert.match(top.head ?? '', /^[0-9a-f]{40}$/, 'git\'s ownership check passed for that path');
+    await refused(other, /belongs to uid 4321, not to this process's user/);
   });
 
   it('runs with the hardened settings: no safe.directory=*, the system and global files unread, info/attributes wins over .gitattributes', async () => {

@@ -101,6 +101,10 @@ describe('git vectors × host operations (issue 26): nothing planted in a worksp
         assert.equal(p.base, taskStart, 'the patch base is the recorded task start');
         assert.ok(p.patch.includes(SOLVER_WORK), 'the patch holds the solver\'s work');
         assert.ok(!p.files.some((f) => f.path.startsWith('private/') || f.path.includes('task.json')), 'no file of private/ in the patch');
+        if (vector === 'nested-repository') {
+          assert.ok(p.patch.includes(`${SOLVER_WORK} nested v2`), 'the nested repository\'s file, as the work tree has it, is plain content of the patch');
+          assert.deepEqual(p.nestedRepositories, ['nested/']);
+        }
       });
       await step('folder check', async () => {
         const r = await inspectSessionFolder(session);

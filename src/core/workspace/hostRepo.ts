@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
-import { git, isGitDir } from '../git';
+import { addExcludes, git, isGitDir } from '../git';
 import { SessionLayout } from '../layout';
 import { log } from '../log';
 import { errorMessage } from '../util/errors';
@@ -127,6 +127,8 @@ async function migrate(layout: SessionLayout, manifest: Manifest | undefined, si
     const built = await buildWorkspaceRepo(tmp, layout.workspace, kept, sameTrees, signal, undefined, secret, { checkout: false });
     if (built.tree !== manifest.workspaceTree) throw refuse(`the task start rebuilt from the pristine cache (tree ${built.tree.slice(0, 12)}) is not the one recorded (${manifest.workspaceTree.slice(0, 12)})`);
     if (built.leaks.length || (await objectsAmong(tmp, secret)).length) throw refuse('the rebuilt repository would hold masked content');
+    // The session's own files stay out of the patch, as prepare set it (devcontainer.ts: `/<its folder>/`).
+    if (manifest.devcontainer) await addExcludes(tmp, [`/${path.posix.dirname(manifest.devcontainer)}/`]);
     try {
       await fsp.rename(tmp, layout.repository);
     } catch (e) {

@@ -7,7 +7,7 @@ import { sweepDeadOwners } from '../sandbox/processes';
 import { allSettledOrThrow } from '../util/promises';
 import { catFileBatch, git, listTree } from '../git';
 import { hostRepositoryOf, type HostRepository } from './hostRepo';
-import { snapshotWorkTree, tempIndex } from './snapshot';
+import { snapshotWorkTree, stageWorkTree, tempIndex } from './snapshot';
 import { dedupeLeftOut, ignoredEntry, isKnownCache, knownCache, type LeftOut } from './patchRule';
 
 export type { LeftOut, LeftOutReason } from './patchRule';
@@ -33,8 +33,8 @@ export interface PatchFile {
 export interface WorkspacePatch {
   /** The "task start" commit the patch applies to. */
   base: string;
-  /** The tree of the host repository the patch leads to (the work tree as taken, or the frozen submission's). */
-  tree: string;
+  /** The tree of the host repository the patch leads to, when it is one (the frozen submission's, or a snapshot's); absent for the live patch of {@link makePatch}. */
+  tree?: string;
   /** Unified diff of the text changes (`git apply`-able; binary files left out). Empty when nothing changed. */
   patch: string;
   files: PatchFile[];
@@ -71,17 +71,20 @@ export async function taskStartCommit(workspaceDir: string): Promise<string> {
 }
 
 /**
- * Computes the workspace's patch: the work tree taken as a tree of the session's host repository
- * ({@link snapshotWorkTree}: untracked files in, ignored files and known caches out, nested
- * repositories as plain content, nothing of the workspace's own `.git` read), then
- * `git diff --find-renames <task start> <that tree>` between the two trees. Known caches and the
+ * Computes the workspace's patch as the reference harness records it (untracked files
+ * intent-added, then `git diff --find-renames <task start>`), in the session's HOST repository
+ * with the workspace as its work tree, on a temporary copy of the host index
+ * ({@link stageWorkTree}): nothing of the workspace's own `.git` is read, no driver of the
+ * solver's runs, known caches are never intent-added and their sections are dropped, nested
+ * repositories are staged as plain content (git never runs in them). Known caches and the
  * ignored paths are listed in `leftOut` (the one rule of src/core/workspace/patchRule.ts, which
- * the stepper and the submission both get from here).
+ * the stepper and the submission both get from here; the submission takes the same rule as a
+ * tree, {@link patchOfTree}).
  *
- * Speed (bench/patch.bench.ts): the listing of ignored paths runs while the tree is taken, and
- * the diff is asked for once with its `--raw -z` summary in front (names unquoted, statuses), so
- * that the text is decoded once and parse-diff is needed only for the rare diff the summary does
- * not describe one section per file (see {@link splitDiff}).
+ * Speed (bench/patch.bench.ts): the listing of ignored paths runs while the work tree is staged,
+ * and the diff is asked for once with its `--raw -z` summary in front (names unquoted, statuses),
+ * so that the text is decoded once and parse-diff is needed only for the rare diff the summary
+ * does not describe one section per file (see {@link splitDiff}).
  *
  * @throws ExpBenchError `SESSION_INVALID` (no host repository), `GIT_FAILED`, `CANCELLED`.
  */
@@ -89,10 +92,18 @@ export async function makePatch(workspaceDir: string, opts: { signal?: AbortSign
   // Index files of a killed submit or patch (named with their pid) are removed while this one runs.
   void sweepDeadOwners(os.tmpdir(), STALE_TEMP);
   const h = await hostRepositoryOf(workspaceDir, opts);
-  const ignoredP = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { repo: h.repo, signal: opts.signal, env: { GIT_LITERAL_PATHSPECS: '1' } });
-  const snapP = snapshotWorkTree(h, opts);
-  const [snap, ignored] = await allSettledOrThrow([snapP, ignoredP] as const);
-  return patchOfTree(h, snap.tree, { ...opts, nested: snap.nestedRepositories, caches: snap.caches, ignored: ignored.text.split('\0') });
+  const index = tempIndex('patch');
+  try {
+    // The host index, read-only, for the ignored paths, while the work tree is staged in the copy.
+    const ignoredP = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { repo: h.repo, signal: opts.signal, env: { GIT_LITERAL_PATHSPECS: '1' } });
+    const stagedP = stageWorkTree(h, index, 'intent', opts.signal);
+    const [staged, ignored] = await allSettledOrThrow([stagedP, ignoredP] as const);
+    const diff = await git(['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv',
+      '--find-renames', '--src-prefix=a/', '--dst-prefix=b/', '--patch', '--raw', '-z', h.taskStart, '--'], { repo: h.repo, signal: opts.signal, env: { GIT_INDEX_FILE: index } });
+    return fromDiff(h, diff.text, { nested: staged.nestedRepositories, caches: staged.caches, ignored: ignored.text.split('\0') });
+  } finally {
+    await fsp.rm(index, { force: true });
+  }
 }
 
 /**
@@ -105,12 +116,16 @@ export async function patchOfTree(
 ): Promise<WorkspacePatch> {
   const diff = await git(['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv',
     '--find-renames', '--src-prefix=a/', '--dst-prefix=b/', '--patch', '--raw', '-z', h.taskStart, tree, '--'], { repo: { gitDir: h.gitDir }, signal: o.signal });
-  const { entries, patchStart } = readRawSummary(diff.text);
-  const split = splitDiff(diff.text.slice(patchStart), entries, { leaveOut: isKnownCache });
+  return { ...fromDiff(h, diff.text, o), tree };
+}
+
+/** A {@link WorkspacePatch} from git's `--patch --raw -z` output (no `tree`: a live patch). */
+function fromDiff(h: HostRepository, text: string, o: { nested?: string[]; caches?: LeftOut[]; ignored?: string[] }): WorkspacePatch {
+  const { entries, patchStart } = readRawSummary(text);
+  const split = splitDiff(text.slice(patchStart), entries, { leaveOut: isKnownCache });
   const ignoredFiles = (o.ignored ?? []).filter((p) => p && !SESSION_PREFIXES.some((s) => p.startsWith(s)));
   return {
     base: h.taskStart,
-    tree,
     patch: split.patch,
     files: split.files,
     binaryFiles: split.binaryFiles,
@@ -337,21 +352,21 @@ export async function checkoutTree(h: HostRepository, rev: string, destDir: stri
  * @throws ExpBenchError `GIT_FAILED` with git apply's message when the patch does not apply.
  */
 export async function applyToCheckout(workspaceDir: string, destDir: string, patch?: WorkspacePatch): Promise<WorkspacePatch> {
-  const p = patch ?? (await makePatch(workspaceDir));
   const h = await hostRepositoryOf(workspaceDir);
+  const p = patch?.tree ? patch : await patchOfTree(h, (await snapshotWorkTree(h)).tree);
   const dest = path.resolve(destDir);
   if (p.patch) {
     await git(['apply', '--whitespace=nowarn', '-'], { repo: 'none', cwd: dest, input: p.patch, subject: dest });
   }
   const binaries = p.files.filter((x) => x.binary);
-  const blobs = await catFileBatch(h.gitDir, binaries.filter((f) => f.status !== 'deleted').map((f) => `${p.tree}:${f.path}`));
-  const modes = new Map((await listTree(h.gitDir, p.tree)).map((e) => [e.path, e.mode]));
+  const blobs = await catFileBatch(h.gitDir, binaries.filter((f) => f.status !== 'deleted').map((f) => `${p.tree!}:${f.path}`));
+  const modes = new Map((await listTree(h.gitDir, p.tree!)).map((e) => [e.path, e.mode]));
   let k = 0;
   for (const f of binaries) {
     if (f.status === 'deleted' || f.status === 'renamed') await fsp.rm(inside(dest, f.oldPath ?? f.path), { force: true });
     if (f.status === 'deleted') continue;
     const b = blobs?.[k++];
-    if (!b || !('data' in b)) throw new ExpBenchError('GIT_FAILED', f.path, `not in the patch's tree ${p.tree.slice(0, 12)}`);
+    if (!b || !('data' in b)) throw new ExpBenchError('GIT_FAILED', f.path, `not in the patch's tree ${p.tree!.slice(0, 12)}`);
     const target = inside(dest, f.path);
     await fsp.mkdir(path.dirname(target), { recursive: true });
     await fsp.writeFile(target, b.data, { mode: modes.get(f.path) === '100755' ? 0o755 : 0o644 });
