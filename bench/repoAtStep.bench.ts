@@ -25,6 +25,7 @@ import { emptyTrajectory, type Trajectory } from '../src/core/trajectory/types';
 import { RepoAtStep } from '../src/core/viewer/repoAtStep';
 import { sh, tmpDir } from '../test/fixtures/repos/build';
 import { generateRepo } from './prepare.bench';
+import { adoptWorkspace } from '../test/fixtures/hostRepo';
 
 const FILES = Number(process.env.BENCH_FILES ?? 1000);
 const STEPS = Number(process.env.BENCH_STEPS ?? 200);
@@ -85,6 +86,7 @@ export async function run(): Promise<Record<string, number>> {
     const ws = path.join(root, 'workspace');
     await generateRepo(ws, FILES, 1);
     await sh(ws, 'commit', '--quiet', '--amend', '-m', 'task start');
+    adoptWorkspace(root);
     const steps = await makeSteps(ws);
     const trajectory: Trajectory = { ...emptyTrajectory('bench', 'openhands-v1', path.join(root, 'bench.jsonl')), steps };
     const N = steps.length - 1;
