@@ -29,6 +29,7 @@ import { MAX_CHANGED_AFTER_SUBMIT, MAX_TIMEOUT_MS, newRunId, readRecord, saveRec
 import { markWatched, settlePrevious } from './reattach';
 import { buildVerifyTree } from './tree';
 import { errorMessage } from '../util/errors';
+import { LIMITS, readUntrustedText } from '../untrusted';
 
 const logger = log('verify');
 const execFileP = promisify(execFile);
@@ -212,7 +213,11 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
         ] as const);
         return { imageInfo, created };
       })(),
-      inputP.then((i) => i.script),
+      // The frozen submission's script from its tree; an unsubmitted session's from the workspace,
+      // never blocking on a FIFO, never following a link out of it (the run is refused then, saying why).
+      inputP.then((i) => i.record.from === 'frozen'
+        ? i.script
+        : readUntrustedText(path.join(layout.workspace, 'reproduce_exp_bench.sh'), { within: layout.workspace, links: 'inside', maxBytes: LIMITS.workspaceFileBytes, what: 'reproduce_exp_bench.sh' })),
       // A session without a host repository (and its task start) fails here, before any start.
       treeJob?.checked ?? Promise.resolve(),
     ] as const);
@@ -261,7 +266,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
       .then(async (dir) => {
         tree = undefined; // removed here once sent, while the run goes on
         try {
-          record.lint = lintScript(await fsp.readFile(path.join(dir, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined));
+          record.lint = lintScript(await readUntrustedText(path.join(dir, 'reproduce_exp_bench.sh'), { within: dir, links: 'inside', maxBytes: LIMITS.workspaceFileBytes, what: 'reproduce_exp_bench.sh' }).catch(() => undefined));
           status('copying the clean tree into the container');
           await feedTree(stream as unknown as NodeJS.WritableStream, dir, treeMarkerName(runId)).catch((e: unknown) => {
             throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${errorMessage(e)}`, { cause: e });
@@ -442,7 +447,7 @@ async function verifyInput(layout: SessionLayout, signal?: AbortSignal): Promise
     record = { from: 'workspace', tree: (await snapshotWorkTree(h, { signal })).tree };
   }
   const [obj] = (await catFileBatch(h.gitDir, [`${record.tree}:reproduce_exp_bench.sh`])) ?? [];
-  return { record, ...(obj && 'data' in obj ? { script: obj.data.toString('utf8') } : {}) };
+  return { record, ...(obj && 'data' in obj ? { script: obj.data.subarray(0, LIMITS.workspaceFileBytes).toString('utf8') } : {}) };
 }
 
 /** `uid:gid` of a folder (harness mode runs as the owner of the tree it mounts). */

@@ -9,6 +9,7 @@ import { catFileBatch, git, listTree } from '../git';
 import { hostRepositoryOf, type HostRepository } from './hostRepo';
 import { snapshotWorkTree, stageWorkTree, tempIndex } from './snapshot';
 import { dedupeLeftOut, ignoredEntry, isKnownCache, knownCache, type LeftOut } from './patchRule';
+import { copyUntrusted, LIMITS } from '../untrusted';
 
 export type { LeftOut, LeftOutReason } from './patchRule';
 
@@ -369,7 +370,9 @@ export async function applyToCheckout(workspaceDir: string, destDir: string, pat
     if (!b || !('data' in b)) throw new ExpBenchError('GIT_FAILED', f.path, `not in the patch's tree ${p.tree!.slice(0, 12)}`);
     const target = inside(dest, f.path);
     await fsp.mkdir(path.dirname(target), { recursive: true });
-    await fsp.writeFile(target, b.data, { mode: modes.get(f.path) === '100755' ? 0o755 : 0o644 });
+    // the tree's blob, never the workspace's file; the target made new (no link at it followed)
+    await fsp.rm(target, { force: true });
+    await fsp.writeFile(target, b.data, { mode: modes.get(f.path) === '100755' ? 0o755 : 0o644, flag: 'wx' });
   }
   return p;
 }
