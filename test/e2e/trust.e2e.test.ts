@@ -105,6 +105,19 @@ describe('issue 26: the attack of the issue, typed into the proctored window, th
     await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 90_000 });
     const wb = new Workbench(page, IMAGES);
     await wb.waitForText(/EXP-Bench proctored/);
+    // As a baseliner begins: the name and the rules (the host answers nothing else before), then the clock.
+    await page.keyboard.press('F1');
+    const quick = page.locator('.quick-input-widget');
+    await quick.locator('input').fill('>EXP-Bench: Start / Pause / Resume the Clock');
+    await quick.locator('.monaco-list-row').filter({ hasText: /Start \/ Pause \/ Resume the Clock/ }).first().click();
+    await quick.locator('.quick-input-title', { hasText: /your name or baseliner id/ }).waitFor({ state: 'visible', timeout: 60_000 });
+    await quick.locator('input').fill('b-026');
+    await quick.locator('input').press('Enter');
+    await wb.confirmDialog('I attest');
+    await until('the attestation and the clock', async () => {
+      const types = (await readEvents(layout.events)).events.map((e) => e.type);
+      return types.includes('baseliner.attested') && types.includes('clock.started') ? true : undefined;
+    }, 60_000);
     await wb.runCommand('Terminal: Create New Terminal');
     await waitForTerminal(page, /solver@task:\/workspace\$/);
     await page.locator('.part.panel .xterm').first().click();
@@ -133,8 +146,9 @@ describe('issue 26: the attack of the issue, typed into the proctored window, th
     await type('ls -la .git/leak; cat .git/leak/whoami 2>&1; git log --oneline -1; echo looked');
     const shown = await waitForTerminal(page, /^looked$/m);
     assert.doesNotMatch(shown, /uid=0\(root\)|task\.json|masked\.py/, shown);
-    await wb.runCommand('Notifications: Clear All Notifications');
     await wb.runCommand('View: Toggle Maximized Panel');
+    // The notification centre beside the terminal: the window's own "submitted" message stays in view.
+    await wb.runCommand('Notifications: Show Notifications');
     await page.waitForTimeout(500);
     await wb.screenshot('26-attack-after-submit');
 

@@ -98,7 +98,8 @@ describe('issue 33: concurrent and interrupted submissions leave one consistent 
     await fsp.writeFile(layout.events, lines.join('\n') + '\n');
     assert.deepEqual(await outcomeEvents(layout), [], 'the event is gone, as after the kill');
     // A second submission is refused, and completes the first one's record on its way.
-    await assert.rejects(submit(layout, ANSWERS), (e) => isExpBenchError(e, 'SESSION_INVALID') && /already submitted/.test((e as Error).message));
+    await assert.rejects(submit(layout, ANSWERS), (e) => isExpBenchError(e, 'SESSION_INVALID') && /already submitted/.test((e as Error).message)
+      && /verification and judgement did not run: expbench verify .+, then expbench judge /.test((e as Error).message));
     const events = (await readEvents(layout.events)).events.filter((e) => e.type === 'submitted');
     assert.equal(events.length, 1, 'the submitted event was recorded');
     assert.equal((events[0] as { recovered?: boolean }).recovered, true);

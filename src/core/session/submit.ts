@@ -205,6 +205,12 @@ export async function withSubmission<T>(
       if (!(target instanceof Session) && (await Session.missingOutcomeEvent(layout, onDisk))) {
         const repaired = await Session.open(layout, { client: 'cli', resumeClock: false });
         await repaired.close();
+        if (onDisk.submitted) {
+          // The stopped process never ran its steps either: say so, and how to run them (they read the frozen submission).
+          throw new ExpBenchError('SESSION_INVALID', layout.root,
+            `cannot ${action}: the session was already submitted at ${onDisk.submitted.at}, by a process that stopped before recording it ` +
+            `(the submitted event is recorded now); its verification and judgement did not run: expbench verify ${layout.root}, then expbench judge ${layout.root}`);
+        }
       }
       assertNotFinished(layout, onDisk, action);
     }

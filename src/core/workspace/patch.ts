@@ -9,7 +9,6 @@ import { catFileBatch, git, listTree } from '../git';
 import { hostRepositoryOf, type HostRepository } from './hostRepo';
 import { snapshotWorkTree, stageWorkTree, tempIndex } from './snapshot';
 import { dedupeLeftOut, ignoredEntry, isKnownCache, knownCache, type LeftOut } from './patchRule';
-import { copyUntrusted, LIMITS } from '../untrusted';
 
 export type { LeftOut, LeftOutReason } from './patchRule';
 
