@@ -46,6 +46,25 @@ describe('faults: session-folder states (inspectSessionFolder, prepare\'s claim)
     assert.deepEqual([r.state, r.manifest, r.work, r.taskId], ['prepared', 'complete', [], task.id]);
   });
 
+  it('a new folder holding only a host claim (baseline serve\'s serve.json, taken before it prepares) is empty: prepare goes on and keeps the claim', async () => {
+    const dir = path.join(fx.root, 'sessions', 'claimed');
+    const l = new SessionLayout(dir);
+    await fsp.mkdir(l.private, { recursive: true });
+    await fsp.writeFile(path.join(l.private, 'serve.json'), JSON.stringify({ pid: process.pid }));
+    assert.equal((await inspectSessionFolder(dir)).state, 'empty');
+    await prepareSession({ task, source: fx.repo, outDir: dir, cacheDir });
+    const r = await inspectSessionFolder(dir);
+    assert.deepEqual([r.state, r.work], ['prepared', []]);
+    assert.ok(await fsp.stat(path.join(l.private, 'serve.json')).then(() => true), 'the claim is still there');
+    // Anything else beside it is still work.
+    const other = path.join(fx.root, 'sessions', 'claimed-and-more');
+    await fsp.mkdir(path.join(other, 'private'), { recursive: true });
+    await fsp.writeFile(path.join(other, 'private', 'serve.json'), '{}');
+    await fsp.writeFile(path.join(other, 'private', 'mine.txt'), 'mine');
+    const w = await inspectSessionFolder(other);
+    assert.deepEqual([w.state, w.work], ['worked', ['private/mine.txt']]);
+  });
+
   const kinds: Array<[string, (l: SessionLayout) => Promise<void>, RegExp, 'worked' | 'submitted']> = [
     ['a changed file', (l) => fsp.appendFile(path.join(l.workspace, tracked(l)), '# mine\n'), /workspace\/.+/, 'worked'],
     ['an untracked file', (l) => fsp.writeFile(path.join(l.workspace, 'notes.md'), 'mine'), /workspace\/notes\.md/, 'worked'],

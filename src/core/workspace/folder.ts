@@ -67,6 +67,13 @@ export const MAX_WORK_ITEMS = 8;
 const PREPARATION_PRIVATE = new Set(['manifest.json', 'task.json', 'repo.git']);
 
 /**
+ * Claims of private/ that a host process holds while it works on the session (`serve.json` of
+ * `baseline serve`, taken before it prepares a new folder; `submit.lock`): neither work nor a
+ * preparation's, so a folder holding only these is still empty.
+ */
+const HOST_CLAIMS = new Set(['serve.json', 'submit.lock']);
+
+/**
  * Classifies a session folder (see {@link SessionFolderState}). Reads the folder listing,
  * private/manifest.json and private/state.json, and asks git for the workspace's changes
  * (`git status`, the refs) in the session's host repository (`private/repo.git`, never the
@@ -90,8 +97,9 @@ export async function inspectSessionFolder(dir: string): Promise<FolderReport> {
   for (const name of top) if (name !== 'workspace' && name !== 'private' && !isClearingLeftover(name)) add(name);
 
   const priv = await fsp.readdir(layout.private).catch(() => [] as string[]);
+  if (top.every((n) => n === PREPARE_LOCK || n === 'private') && priv.every((n) => HOST_CLAIMS.has(n))) return { state: 'empty', manifest: 'absent', work: [] };
   for (const name of priv) {
-    if (PREPARATION_PRIVATE.has(name) || isTempFile(name) || name === 'owner.json') continue;
+    if (PREPARATION_PRIVATE.has(name) || HOST_CLAIMS.has(name) || isTempFile(name) || name === 'owner.json') continue;
     add(`private/${name}`);
   }
   const finished = await finishedMark(layout);
