@@ -143,9 +143,13 @@ describe('issue 26: the attack of the issue, typed into the proctored window, th
     }, 240_000);
 
     // The baseliner looks for the loot, as in the issue.
+    await type('clear');
     await type('ls -la .git/leak; cat .git/leak/whoami 2>&1; git log --oneline -1; echo looked');
     const shown = await waitForTerminal(page, /^looked$/m);
-    assert.doesNotMatch(shown, /uid=0\(root\)|task\.json|masked\.py/, shown);
+    // What the look printed (the typed attack lines above it name masked.py themselves).
+    const printed = shown.slice(shown.lastIndexOf('echo looked') + 'echo looked'.length);
+    assert.match(printed, /No such file or directory/, shown);
+    assert.doesNotMatch(printed, /uid=0\(root\)|task\.json|masked\.py|whoami\n|\bps\b/, shown);
     await wb.runCommand('View: Toggle Maximized Panel');
     // The notification centre beside the terminal: the window's own "submitted" message stays in view.
     await wb.runCommand('Notifications: Show Notifications');

@@ -46,6 +46,18 @@ describe('faults: session-folder states (inspectSessionFolder, prepare\'s claim)
     assert.deepEqual([r.state, r.manifest, r.work, r.taskId], ['prepared', 'complete', [], task.id]);
   });
 
+  it('a workspace .git replaced by a link to a host folder: the folder check reads nothing where it leads', async () => {
+    const l = await prepared();
+    const elsewhere = path.join(fx.root, `elsewhere-${n}`);
+    await fsp.mkdir(path.join(elsewhere, 'refs', 'heads'), { recursive: true });
+    await fsp.writeFile(path.join(elsewhere, 'refs', 'heads', 'host-secret-name'), 'x\n');
+    await fsp.writeFile(path.join(elsewhere, 'packed-refs'), `${'a'.repeat(40)} refs/tags/host-secret-tag\n`);
+    await fsp.rm(path.join(l.workspace, '.git'), { recursive: true });
+    await fsp.symlink(elsewhere, path.join(l.workspace, '.git'));
+    const r = await inspectSessionFolder(l.root);
+    assert.doesNotMatch(JSON.stringify(r), /host-secret/);
+  });
+
   it('a new folder holding only a host claim (baseline serve\'s serve.json, taken before it prepares) is empty: prepare goes on and keeps the claim', async () => {
     const dir = path.join(fx.root, 'sessions', 'claimed');
     const l = new SessionLayout(dir);

@@ -209,12 +209,14 @@ export const MAX_SOLVER_REFS = 64;
 /**
  * The refs of the solver's repository `<workTree>/.git`, read as data (the host never runs git
  * there): the loose refs under `refs/` (no link followed, no file over 4 KiB read) and the names
- * in `packed-refs` (its first 64 KiB). For the folder check's "is there work" question only; never
+ * in `packed-refs` (its first 64 KiB); a `.git` that is a link or a file is not read at all. For the folder check's "is there work" question only; never
  * believed as the task start.
  */
 export async function solverRepositoryRefs(workTree: string): Promise<SolverRefs> {
   const dotGit = path.join(workTree, '.git');
   const out: SolverRefs = { others: [] };
+  // A `.git` that is a link (or a file) is never followed: nothing of where it leads is read.
+  if (!(await fsp.lstat(dotGit).then((st) => st.isDirectory(), () => false))) return out;
   const add = (name: string) => { if (out.others.length < MAX_SOLVER_REFS && !out.others.includes(name)) out.others.push(name); };
   const stack = ['refs'];
   while (stack.length && out.others.length < MAX_SOLVER_REFS) {
