@@ -131,6 +131,8 @@ describe('issue 26: the attack of the issue, typed into the proctored window, th
     await type(`printf '%s\\n' "git --git-dir=${manifest.source.cacheRepo} show ${manifest.commit}:experiments/temperature_scaling.py > $H/.git/leak/masked.py; docker ps > $H/.git/leak/ps; cat" > .git/y.sh`);
     await type('git config filter.y.clean "sh .git/y.sh"; echo "*.txt filter=y" > .gitattributes; mkdir -p .git/leak; echo planted');
     await waitForTerminal(page, /^planted$/m);
+    // What the window said before (the attestation's prompt, code-server's tips) is cleared: the screenshot shows what Submit left.
+    await wb.runCommand('Notifications: Clear All Notifications');
 
     await wb.runCommand('EXP-Bench: Submit');
     await wb.confirmDialog('Submit');
