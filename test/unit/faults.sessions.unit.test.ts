@@ -191,6 +191,9 @@ describe('faults: session folders under kills, full disks, corrupted files and c
         if (!after || !notes!.every((x) => after.includes(x))) lost.push('private/state.json (notes gone)');
         const st = JSON.parse(fs.readFileSync(new SessionLayout(dir).state, 'utf8'));
         const unclear = st.submitted ? unclearOf(r, [dir]) : `not submitted after the second submit (exit ${r.code}): ${r.stderr.slice(0, 200)}`;
+        // Issue 33: a submission is recorded once, whenever the first process stopped (the second repairs a missing event).
+        const submittedEvents = fs.readFileSync(new SessionLayout(dir).events, 'utf8').split('\n').filter((l) => l.includes('"type":"submitted"')).length;
+        if (st.submitted && submittedEvents !== 1) lost.push(`private/events.jsonl (${submittedEvents} submitted events, one expected)`);
         seen.push(`${at}→${r.code}`);
         record(`submit killed at ${at} ms → next submit exit ${r.code}`, { lost, crash: (k.killed ? undefined : crashOf(k)) ?? crashOf(r), unclear, leftovers: leftovers(dir) });
       }

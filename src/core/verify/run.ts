@@ -348,8 +348,11 @@ function startTree(
 export const ORPHAN_MAX_AGE_MS = 24 * 3_600_000;
 /** A created, never started verify container of an owner that cannot be checked (another host, no owner label) is kept this long, ms. */
 export const ORPHAN_GRACE_CREATED_MS = 15 * 60_000;
-/** Temp entries of the verifier: the clean tree and its indexes, named with the pid of the process that made them. */
-const VERIFY_TEMP = /^expbench-verify-(?:tree|index)-(\d+)-/;
+/**
+ * Temp entries of the verifier, named with the pid of the process that made them: the clean tree
+ * and its indexes, and the temporary indexes of the work tree's snapshot it takes (workspace/snapshot.ts).
+ */
+const VERIFY_TEMP = /^expbench-(?:verify-(?:tree|index)|snapshot|frozen)-(\d+)-/;
 
 /**
  * The orphan sweep's keep rule (true = keep). Only verify containers are swept (work containers
