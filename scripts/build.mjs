@@ -103,7 +103,8 @@ if (production && sizes['dist/webview/main.js'] > WEBVIEW_LIMIT) {
 // The solver bundle may take in only the channel, the step model, the protocol, the solver and
 // small utilities: nothing that reaches tasks, ground truth, Docker, the verifier, the judge or models.
 const solverInputs = Object.keys(results.find((r) => r.metafile.outputs['dist/solver/extension.js']).metafile.outputs['dist/solver/extension.js'].inputs);
-const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
+// zod may come through a linked node_modules (a git worktree's): esbuild names it by its real path, ../…/node_modules/zod/
+const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|(\.\.\/)*([\w.-]+\/)*node_modules\/zod\/|zod-en:)/.test(f));
 if (solverIntruders.length) {
   console.error(`build: the solver bundle dist/solver/extension.js takes in ${solverIntruders.join(', ')}; the proctored window may not hold them (docs/proctored.md)`);
   process.exit(1);

@@ -126,7 +126,7 @@ export const TrajDetailSchema = z.object({
 });
 export type TrajDetail = z.infer<typeof TrajDetailSchema>;
 
-/** The commands the detail pane's buttons run on the host (R's and V's). */
+/** The commands the detail pane's buttons run on the host (the repository at a step, and the pins' verdicts). */
 /** Commands a step's detail can ask of the host; `acceptVerdict` / `flipVerdict` (a pin's judge item, `item`): a curator's review of the verdict (docs/review.md). */
 export const TRAJ_COMMANDS = ['openRepositoryAtStep', 'compareSteps', 'showStepDiff', 'revealItem', 'acceptVerdict', 'flipVerdict', 'copyRef', 'copyLink', 'goToStep'] as const;
 export const REVIEW_KINDS = ['comment', 'tag', 'score', 'invalid'] as const;

@@ -119,9 +119,8 @@ describe('issue 15: the window (end to end)', function () {
     await wb.openViewContainer('EXP-Bench');
     await wb.runCommand('EXP-Bench: Refresh Tasks');
     // The command returns when the palette closes; the tree re-renders once the datasets and the
-    // sessions are read again, and a click during that re-render is lost.
-    await wb.treeItem(/^sample$/);
-    await wb.page.waitForTimeout(2_000);
+    // sessions are read again, and a click during that re-render is lost: expandTreeItem clicks
+    // again until the row says it is expanded.
     await wb.expandTreeItem(/^sample$/);
     await wb.expandTreeItem(/^toycal\b/);
     await wb.treeItem(/^0 · T\d · submitted: /);

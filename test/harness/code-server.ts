@@ -8,9 +8,15 @@ import * as path from 'node:path';
 import { codeServerDir, requireFile } from './paths';
 import { runLogged, startProcess, tail, type ManagedProcess } from './proc';
 
-/** User settings every harness run starts from (workspace trust off, telemetry off, quiet UI). */
+/**
+ * User settings every harness run starts from: Workspace Trust on as in scripts/start.sh (a folder
+ * opens in Restricted Mode unless a test trusts it, `Workbench.trustWorkspace`), no startup trust
+ * prompt (a modal over every new folder; the Restricted Mode banner and status bar item stay),
+ * telemetry off, quiet UI.
+ */
 export const baseSettings: Readonly<Record<string, unknown>> = {
-  'security.workspace.trust.enabled': false,
+  'security.workspace.trust.enabled': true,
+  'security.workspace.trust.startupPrompt': 'never',
   'telemetry.telemetryLevel': 'off',
   'update.mode': 'none',
   'extensions.autoCheckUpdates': false,
@@ -56,7 +62,10 @@ export interface CodeServer {
   readonly extensionsDir: string;
   readonly logFile: string;
   readonly process: ManagedProcess;
-  /** Workbench URL, opening `folder` (absolute) and passing `payload` pairs (test mode). */
+  /**
+   * Workbench URL, opening `folder` (absolute; a `.code-workspace` file opens as a workspace, as
+   * VS Code does) and passing `payload` pairs (test mode).
+   */
   workbenchUrl(opts?: { folder?: string; payload?: [string, string][] }): string;
   /** `vscode-remote://<authority><absPath>` for payload entries. */
   remoteUri(absPath: string): string;
@@ -135,7 +144,7 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
   const args = [
     codeServerEntry(), '--config', configFile, '--auth', 'none', '--bind-addr', `${host}:${port}`,
     '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override',
     '--ignore-last-opened',
   ];
   if (opts.folder) args.push(opts.folder);
@@ -157,7 +166,7 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
     remoteUri: (absPath) => `vscode-remote://${authority}${absPath}`,
     workbenchUrl: ({ folder, payload } = {}) => {
       const q = new URLSearchParams();
-      if (folder) q.set('folder', folder);
+      if (folder) q.set(folder.endsWith('.code-workspace') ? 'workspace' : 'folder', folder);
       if (payload) q.set('payload', JSON.stringify(payload));
       const qs = q.toString();
       return `${baseUrl}/${qs ? `?${qs}` : ''}`;

@@ -8,7 +8,7 @@ import type { Trajectory } from '../../../core/trajectory/types';
 import type { TrajJudgement, TrajPin } from '../../../protocol/trajectory';
 import { sessionDirOf } from './detail';
 
-/** The commands of the repository at a step (helper R); the buttons show when they are registered. */
+/** The commands of the repository at a step (src/extension/trajectory/repoAtStep/); the viewer's buttons for them show when they are registered. */
 const REPOSITORY_COMMANDS = ['expbench.trajectory.openRepositoryAtStep', 'expbench.trajectory.compareSteps', 'expbench.trajectory.showStepDiff'];
 
 /**
