@@ -6,6 +6,8 @@
 # What does not wait for something else runs at the same time (logs in .cache/start/logs/):
 #   apt packages | the project's npm packages | code-server's npm downloads
 #   then: Docker + the sandbox image | code-server's native builds | npm run package
+# The URL is printed once code-server answers; the sandbox image (needed only when the session runs
+# something in its container) may still be building then: start.sh says when it is done.
 # Workspace Trust stays on: the session opens through its session window file (docs/trust.md), in
 # Restricted Mode until you trust it; an old "security.workspace.trust.enabled": false is replaced.
 # Env: PORT (default 8080), EXPBENCH_START_TASK (default sample/toycal/0),
@@ -94,9 +96,6 @@ if [[ -f "$SESSION/workspace/.devcontainer/expbench-session.json" ]]; then
   OPEN=(workspace "$(node dist/cli.js session window-file "$SESSION")")
 fi
 
-# the image is needed once the session runs something in its container
-await image
-
 LOG="$STATE/code-server.log"
 say "starting code-server on 127.0.0.1:$PORT (log $LOG)"
 env -u PORT node "$CS_ENTRY" --auth none --bind-addr "127.0.0.1:$PORT" \
@@ -104,7 +103,7 @@ env -u PORT node "$CS_ENTRY" --auth none --bind-addr "127.0.0.1:$PORT" \
   --disable-telemetry --disable-update-check --disable-getting-started-override \
   "${OPEN[1]}" >"$LOG" 2>&1 &
 CS_PID=$!
-trap 'kill "$CS_PID" 2>/dev/null; wait "$CS_PID" 2>/dev/null' EXIT
+trap 'kill "$CS_PID" $(jobs -p) 2>/dev/null; wait "$CS_PID" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
 ready=0
@@ -125,4 +124,16 @@ echo
 echo "EXP-Bench Workbench is running in VS Code (code-server) at:"
 echo "  $URL"
 echo "(opened on ${OPEN[1]}, after $((SECONDS - START)) s; Ctrl-C stops it)"
+# The sandbox image is needed only once the session runs something in its container (a run of
+# reproduce_exp_bench.sh, the container terminal): on a fresh machine it is still being built
+# when the window opens (debootstrap of a Debian root file system), and start.sh says when it is.
+if [[ -n "${PIDS[image]:-}" ]] && kill -0 "${PIDS[image]}" 2>/dev/null; then
+  say "the sandbox image is still being built (log .cache/start/logs/image.log); the task container can start once it is done"
+fi
+if wait "${PIDS[image]}"; then
+  say "image: done: the task container can start"
+else
+  echo "== [start.sh] the sandbox image could not be built: the window works, its task container does not; the end of $LOGS/image.log:" >&2
+  tail -n 30 "$LOGS/image.log" >&2
+fi
 wait "$CS_PID"

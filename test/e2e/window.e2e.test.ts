@@ -150,7 +150,8 @@ describe('issue 15: the window (end to end)', function () {
     this.timeout(300_000);
     if (!PAPER_REPO) this.skip();
     // A fresh clone per run, so that the pristine cache does not have it yet (the whole preparation runs).
-    const source = fs.mkdtempSync(path.join(os.tmpdir(), 'e2e15-ml-calibration-'));
+    // a clone in the home folder: the progress names it `~/e2e15-ml-calibration-…` (no machine path in the screenshot)
+    const source = fs.mkdtempSync(path.join(os.homedir(), 'e2e15-ml-calibration-'));
     execFileSync('git', ['clone', '-q', PAPER_REPO, source]);
     try {
       await wb.openFolder(wb.initialFolder);
