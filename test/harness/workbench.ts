@@ -29,7 +29,7 @@ export class Workbench {
    */
   async openFolder(folder: string): Promise<void> {
     if (!this.urlFor) throw new Error('this Workbench cannot open folders (constructed without a URL builder)');
-    await this.page.goto(this.urlFor(folder), { waitUntil: 'domcontentloaded' });
+    await this.page.goto(this.urlFor(folder), { waitUntil: 'domcontentloaded', timeout: 90_000 });
     await this.ready();
     await this.extensionContributed('EXP-Bench'); // its menus (Explorer's "Open as Trajectory") and commands are known
   }
@@ -56,10 +56,13 @@ export class Workbench {
    * Trusts this window's folder or workspace the way a user does: "Workspaces: Manage Workspace
    * Trust", then the "Trust" button of the Workspace Trust editor; waits until the editor says so
    * and the status bar's "Restricted Mode" item is gone, then closes the editor. Only the open
-   * folder (and the workspace file) is trusted, never a parent.
+   * folder (and the workspace file) is trusted, never a parent. Waits first for the status bar's
+   * "Restricted Mode" item: VS Code offers the command once Workspace Trust has settled.
    * @throws Error when the window is trusted already (a test that trusts expects Restricted Mode first)
    */
   async trustWorkspace(): Promise<void> {
+    // Workspace Trust has settled (its command is offered only then): the window says Restricted Mode
+    await this.restrictedModeItem().waitFor({ state: 'visible', timeout: this.timeoutMs });
     const header = await this.openTrustEditor();
     if ((await header.getAttribute('class'))?.includes('workspace-trust-trusted')) throw new Error('trustWorkspace: the window is trusted already');
     await this.page.locator('.workspace-trust-editor .monaco-button', { hasText: /^\s*Trust\s*$/ }).first().click();
@@ -274,7 +277,7 @@ export class Workbench {
     if (!browser) throw new Error('the page has no browser to open a second context in');
     const context = await browser.newContext({ viewport: this.page.viewportSize() ?? { width: 1600, height: 1000 } });
     const page = await context.newPage();
-    await page.goto(this.folderUrl(folder), { waitUntil: 'domcontentloaded' });
+    await page.goto(this.folderUrl(folder), { waitUntil: 'domcontentloaded', timeout: 90_000 });
     const workbench = new Workbench(page, this.screenshotsDir, this.timeoutMs, this.urlFor);
     workbench.initialFolder = this.initialFolder;
     await workbench.ready();
