@@ -15,7 +15,7 @@ export const FLOORS = [
   ['interop'],
   ['trajectory'],
   ['agent', 'curation', 'viewer'],
-  ['flows'],
+  ['flows', 'figures'],
   ['mcp'],
 ];
 
