@@ -91,6 +91,7 @@ describe('issue 29: results figures (end to end)', function () {
       fs.mkdirSync(path.join(folder, '.vscode'), { recursive: true });
       fs.writeFileSync(path.join(folder, '.vscode', 'settings.json'), JSON.stringify({ 'expbench.sessionsDir': sessions }, null, 2));
       await getWorkbench().openFolder(folder);
+      await getWorkbench().trustWorkspace(); // the user's own folder: its expbench.sessionsDir applies once trusted (docs/trust.md)
     });
     after(async () => {
       const wb = getWorkbench();
@@ -102,6 +103,8 @@ describe('issue 29: results figures (end to end)', function () {
       await wb.runCommand('EXP-Bench: Show Results');
       const frame = await wb.webviewFrame('Results');
       await frame.locator('#figure-funnel canvas').waitFor({ state: 'visible', timeout: 120_000 });
+      // the runs read (the view draws while it reads: "Reading the runs…" until then)
+      await frame.locator('#results-status', { hasText: /judged runs/ }).waitFor({ state: 'visible', timeout: 120_000 });
       const status = await frame.locator('#results-status').innerText();
       assert.match(status, /^6 judged runs · policy paper-likely/, status);
       const funnel = (await frame.locator('#figure-funnel .caption').innerText()).replace(/\s+/g, ' ');
