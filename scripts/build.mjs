@@ -66,6 +66,8 @@ const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
   { ...common, entryPoints: ['src/extension/workbench.ts'], outfile: 'dist/workbench.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm], banner: { js: '#!/usr/bin/env node' } },
+  // the worker thread of the host's slow work (src/core/flows/offThread.ts looks for it beside the bundle)
+  { ...common, entryPoints: ['src/core/flows/offThreadWorker.ts'], outfile: 'dist/offThreadWorker.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm] },
   { ...common, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/main.css'], outfile: 'dist/webview/main.css', bundle: true },
   // the trajectory viewer (issue 17): its own page, messages in src/protocol/trajectory.ts
@@ -114,7 +116,7 @@ if (production && sizes['dist/webview/results.js'] > RESULTS_LIMIT) {
 // A package's path is read from its `node_modules/` on (a worktree's node_modules may be a link, which esbuild resolves: `../../<checkout>/node_modules/…`).
 const fromNodeModules = (f) => (f.includes('node_modules/') ? f.slice(f.indexOf('node_modules/')) : f);
 const solverInputs = Object.keys(results.find((r) => r.metafile.outputs['dist/solver/extension.js']).metafile.outputs['dist/solver/extension.js'].inputs).map(fromNodeModules);
-const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
+const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps|untrusted)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
 if (solverIntruders.length) {
   console.error(`build: the solver bundle dist/solver/extension.js takes in ${solverIntruders.join(', ')}; the proctored window may not hold them (docs/proctored.md)`);
   process.exit(1);
