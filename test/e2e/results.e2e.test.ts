@@ -157,15 +157,12 @@ describe('issue 29: results figures (end to end)', function () {
       await frame.locator('#results-export').click();
       const widget = wb.page.locator('.quick-input-widget');
       await widget.locator('.quick-input-title', { hasText: 'Export Figures' }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
-      const input = widget.locator('input');
-      await widget.locator('.monaco-list-row', { hasText: '..' }).first().waitFor({ state: 'visible', timeout: wb.timeoutMs });
-      await wb.page.waitForFunction((el) => (el as HTMLInputElement).value.endsWith('/'), await input.elementHandle(), { timeout: wb.timeoutMs });
-      await input.fill(out);
-      await wb.page.keyboard.press('Enter');
-      await widget.waitFor({ state: 'hidden', timeout: wb.timeoutMs });
+      // the folder typed with its trailing slash, accepted once the dialog lists it (test-results/…/29-export-dialog.png shows that moment)
+      await wb.chooseFolderInFileDialog(out, '29-export-dialog');
       const csv = path.join(out, 'table.csv');
-      const deadline = Date.now() + 60_000;
-      while (!fs.existsSync(path.join(out, 'report.html')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      // the view says when it has written them (report.html last)
+      await wb.page.locator('.notification-toast', { hasText: /EXP-Bench: wrote \d+ files to / }).first().waitFor({ state: 'visible', timeout: 60_000 });
+      assert.ok(fs.existsSync(path.join(out, 'report.html')), 'report.html');
       for (const id of FIGURES) for (const ext of ['svg', 'vl.json']) assert.ok(fs.existsSync(path.join(out, `${id}.${ext}`)), `${id}.${ext}`);
       const cliOut = path.join(tmp, 'cli-figures');
       const r = await cli(['report', sessions, '--by', 'actor', '--figures', cliOut, '--dataset', path.join(repoRoot, '..', 'shared', 'data', 'exp-bench')]);

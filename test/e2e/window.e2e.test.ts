@@ -96,6 +96,8 @@ describe('issue 15: the window (end to end)', function () {
     await frame.locator('.results .badge', { hasText: 'Submitted' }).waitFor({ timeout: 200_000 });
     await frame.locator('.clockbar .clock').filter({ hasText: '(submitted)' }).waitFor();
     assert.match(await clock.innerText(), /^Working time \d+:\d\d \(submitted\)$/);
+    // the badge comes before the verifier and the judge are done: the screenshot shows their rows
+    await frame.locator('.results', { hasText: /C conclusion \(/ }).first().waitFor({ timeout: 200_000 });
     await frame.locator('section[data-section="phases"]').evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await mustShow(wb, '15-clock-submitted');
   });

@@ -362,6 +362,42 @@ export class Workbench {
     await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
   }
 
+  /**
+   * Chooses `folder` (absolute, existing) in code-server's own folder dialog (VS Code's simple file
+   * dialog for `canSelectFolders`) the way a user does: types the parent with its trailing slash and
+   * waits until the dialog lists it (the folder is one of its rows), types the folder with its
+   * trailing slash and waits until the dialog lists that folder (its own row is gone, `..` is
+   * there), then presses Enter with no row active (Enter on an active folder row, or on a path
+   * without the slash that the dialog has completed to a row, only navigates into it and the dialog
+   * stays open), and waits until the dialog closes. When `shot` is given, a screenshot of the dialog
+   * just before Enter is saved under that name (see `screenshot`).
+   * @throws Error when `folder` holds a subfolder of its own name (the listing would not tell the two apart)
+   */
+  async chooseFolderInFileDialog(folder: string, shot?: string): Promise<void> {
+    const name = path.posix.basename(folder);
+    if (fs.existsSync(path.join(folder, name))) throw new Error(`chooseFolderInFileDialog: ${folder} holds ${name}/ itself: choose another folder`);
+    const widget = this.page.locator('.quick-input-widget');
+    const input = widget.locator('input');
+    const row = (label: string): Locator => widget.locator('.monaco-list-row').filter({ has: this.page.locator('.label-name', { hasText: asRegExp(label) }) }).first();
+    const valueIs = async (want: string): Promise<void> => {
+      await this.page.waitForFunction(([el, v]) => (el as HTMLInputElement).value === v, [await input.elementHandle(), want] as const, { timeout: this.timeoutMs });
+    };
+    // the dialog has listed its first folder and filled it in (typing earlier is overwritten by that)
+    await row('..').waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await this.page.waitForFunction((el) => (el as HTMLInputElement).value.endsWith('/'), await input.elementHandle(), { timeout: this.timeoutMs });
+    const parent = `${path.posix.dirname(folder)}/`;
+    await input.fill(parent);
+    await valueIs(parent);
+    await row(name).waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await input.fill(`${folder}/`);
+    await valueIs(`${folder}/`);
+    await row(name).waitFor({ state: 'detached', timeout: this.timeoutMs });
+    await row('..').waitFor({ state: 'visible', timeout: this.timeoutMs });
+    if (shot) await this.screenshot(shot);
+    await input.press('Enter');
+    await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
+  }
+
   /** Clicks `button` (e.g. "Submit") in the modal dialog the workbench shows. */
   async confirmDialog(button: LabelMatch): Promise<void> {
     const dialog = this.page.locator('.monaco-dialog-box');

@@ -89,11 +89,20 @@ export function triageCommands(store: RunStore, panel: TriagePanel, extensionUri
       // the view's context menu on a remembered file's run or problem row: the file is left alone
       id: FORGET_TRAJECTORY_FILE_COMMAND,
       async execute(arg?: TrajectoryNode | string): Promise<string | undefined> {
-        const file = typeof arg === 'string' ? arg : arg?.kind === 'problem' ? arg.file : arg?.kind === 'run' && arg.row.source === 'file' ? arg.row.run.replace(/#[^/]*$/, '') : undefined;
+        const file = typeof arg === 'string' ? arg : arg?.kind === 'problem' ? arg.file : arg?.kind === 'run' && arg.row.source === 'file' ? fileOfRun(arg.row.run) : undefined;
         if (!file || !store.files().includes(file)) return undefined;
         await store.forget(file);
         return file;
       },
     },
   ];
+}
+
+/**
+ * The file of a file-backed run key, `<file>#<sample>`: the key up to the first `#` after its last
+ * `/` (a `#` inside a folder name is kept), linear in the key's length.
+ */
+function fileOfRun(run: string): string {
+  const hash = run.indexOf('#', run.lastIndexOf('/') + 1);
+  return hash >= 0 ? run.slice(0, hash) : run;
 }
