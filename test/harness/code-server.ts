@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { codeServerDir, requireFile } from './paths';
 import { runLogged, startProcess, tail, type ManagedProcess } from './proc';
@@ -95,9 +96,25 @@ function writeSettings(userDataDir: string, settings: Record<string, unknown>): 
   fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ ...baseSettings, ...settings }, null, 2));
 }
 
-/** Environment for code-server: its config file stays in `runDir`, never in the user's home. */
+/** Who the windows of a harness run are, for what they record as a curator's or a reviewer's name (git's user.email, src/core/review/keys.ts). */
+export const HARNESS_IDENTITY = { name: 'Curator (end-to-end test)', email: 'curator@example.org' } as const;
+
+/**
+ * The git configuration of code-server's processes: the user's own (included first, so that what
+ * it sets still applies) with {@link HARNESS_IDENTITY} as the user, so that a screenshot never
+ * shows the identity of the machine the tests ran on.
+ */
+function harnessGitConfig(runDir: string): string {
+  const file = path.join(runDir, 'gitconfig');
+  const home = process.env.HOME ?? os.homedir();
+  fs.mkdirSync(runDir, { recursive: true });
+  fs.writeFileSync(file, `[include]\n\tpath = ${path.join(home, '.gitconfig')}\n[user]\n\tname = ${HARNESS_IDENTITY.name}\n\temail = ${HARNESS_IDENTITY.email}\n`);
+  return file;
+}
+
+/** Environment for code-server: its config file stays in `runDir`, never in the user's home; git's user is the harness's. */
 function serverEnv(runDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') };
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data'), GIT_CONFIG_GLOBAL: harnessGitConfig(runDir) };
   delete env.PORT; // code-server reads $PORT over --bind-addr
   delete env.PASSWORD;
   delete env.HASHED_PASSWORD;
