@@ -74,6 +74,9 @@ const builds = [
   // the triage table (issue 17): its own page, messages in src/protocol/triage.ts; the comparison page takes the same sheet
   { ...common, entryPoints: ['webview-ui/src/triage/main.ts'], outfile: 'dist/webview/triage.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/triage/triage.css'], outfile: 'dist/webview/triage.css', bundle: true },
+  // the run-set board (issue 27): its own small bundle, as the triage table
+  { ...common, entryPoints: ['webview-ui/src/runs/main.ts'], outfile: 'dist/webview/runs.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
+  { ...common, entryPoints: ['webview-ui/src/runs/runs.css'], outfile: 'dist/webview/runs.css', bundle: true },
   // The solver build (issue 13, docs/proctored.md): an unpacked extension for the proctored window,
   // shipped inside the researcher vsix (its "Start Proctored Baseline…" mounts it). Its own entry and the same webview, built again into its folder;
   // no source maps (the window gets code, not the project's source text).

@@ -3,19 +3,10 @@ import type { RunSetView } from '../core/runs/fold';
 import type { RunSetLayout } from '../core/runs/layout';
 import type { RunSetRecord } from '../core/runs/state';
 
-/** `0:42`, `1:02:03`. */
-export function clock(ms: number | null): string {
-  if (ms === null) return '-';
-  const s = Math.floor(ms / 1000);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = String(s % 60).padStart(2, '0');
-  return h ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
-}
+import { clock, flag, tokenCount as tokens, usd as cost } from '../core/runs/format';
 
-const flag = (v: boolean | null) => (v === null ? '·' : v ? '✓' : '✖');
-const tokens = (n: number | null) => (n === null ? '-' : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
-const cost = (n: number | null) => (n === null ? '-' : n.toFixed(4));
+export { clock };
+
 const cut = (s: string, n: number) => (s.length <= n ? s.padEnd(n) : `${s.slice(0, n - 1)}…`);
 
 /** The header line of a board: name, id, counts. */

@@ -36,6 +36,7 @@ import { activateRepoAtStep } from './trajectory/repoAtStep';
 import { agentCommands } from './agent/agentCommands';
 import { exportInspectCommand } from './session/exportInspect';
 import { LmToolsFeature } from './agent/lmTools';
+import { activateRunSets, type RunSetsFeature } from './runs';
 
 const logger = log('workbench');
 
@@ -138,9 +139,11 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   context.subscriptions.push(activateRepoAtStep(register, { findTask: (id) => store.find(id) }));
   const triage = activateTriage(context, register);
   context.subscriptions.push(triage);
+  const runSets = activateRunSets(context, register);
+  context.subscriptions.push(runSets);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
-  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, agreement, lmTools };
+  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, agreement, lmTools, runSets };
 }
 
 /** The module dist/workbench.js, as the activation stage loads it. */
@@ -171,4 +174,6 @@ export interface WorkbenchApi {
   agreement: AgreementView;
   /** The task's tools as language-model tools (docs/outside-agents.md); tests read `prepared`. */
   lmTools: LmToolsFeature;
+  /** Run sets (docs/runs.md): the Run Sets view's data and the boards. */
+  runSets: RunSetsFeature;
 }

@@ -54,6 +54,12 @@ export function unitScript(): Reply[] {
   return solvingScript().flatMap((r) => r.toolCalls.map((c, i) => ({ toolCalls: [c], ...(i === 0 && r.content ? { content: r.content } : {}) })));
 }
 
+/** The task a request is about: the id its brief (the first user message) names. */
+export function taskOf(req: RecordedRequest): string | undefined {
+  const brief = ((req.body?.messages ?? []) as Array<{ role: string; content?: unknown }>).find((m) => m.role === 'user')?.content;
+  return /Task (\S+\/\S+\/\d+)/.exec(String(brief ?? ''))?.[1];
+}
+
 /**
  * Which reply of {@link unitScript} a conversation asks for next: the number of its tool calls
  * that succeeded (a call whose result is an error, such as one a stop interrupted, is asked for
@@ -70,12 +76,13 @@ export function nextReply(messages: Array<{ role: string; content?: unknown; too
  * rebuilt conversation gets the reply it would have got. `delayMs` holds every reply (a unit then
  * takes long enough to be caught mid-run).
  */
-export async function startUnitModel(delayMs = 0): Promise<FakeOpenAIServer> {
+export async function startUnitModel(delay: number | ((task: string | undefined) => number) = 0): Promise<FakeOpenAIServer> {
   const script = unitScript();
   const server = await new FakeOpenAIServer().start();
   server.handler = async (req: RecordedRequest) => {
     const n = nextReply(req.body?.messages ?? []);
-    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    const ms = typeof delay === 'number' ? delay : delay(taskOf(req));
+    if (ms) await new Promise((r) => setTimeout(r, ms));
     return script[n] ?? { status: 500, message: `the scripted sequence has ${script.length} replies; asked for reply ${n + 1}` };
   };
   return server;

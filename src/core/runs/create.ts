@@ -66,7 +66,10 @@ export function keyConflicts(view: RunSetView, units: UnitPlan[], dropped = true
 }
 
 /** BAD_INPUT naming every conflicting unit (`fixture2026/90001/3 scripted a1: the task changed`). */
-export function conflictError(dir: string, conflicts: KeyConflict[]): ExpBenchError {
+export function conflictError(dir: string, conflicts: KeyConflict[], cause: 'spec' | 'files' = 'spec'): ExpBenchError {
   const lines = conflicts.map((c) => `  ${c.task} ${c.name.split('.').slice(1).join(' ')}: ${c.why}`);
-  return new ExpBenchError('BAD_INPUT', dir, `the spec changes ${conflicts.length} unit(s) of this run set, so it is refused and nothing runs (give a new --out folder for a new run set):\n${lines.join('\n')}`);
+  const lead = cause === 'spec'
+    ? `the spec changes ${conflicts.length} unit(s) of this run set, so it is refused and nothing runs (give a new --out folder for a new run set)`
+    : `${conflicts.length} unit(s) of this run set changed since it was planned (task files, curation files, images or imported files as they are now), so nothing runs (put the files back, or start a new run set)`;
+  return new ExpBenchError('BAD_INPUT', dir, `${lead}:\n${lines.join('\n')}`);
 }

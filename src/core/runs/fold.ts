@@ -113,6 +113,7 @@ function apply(view: RunSetView, r: RunSetRecord): void {
     }
     case 'orchestrator.started':
       view.orchestrator = { owner: r.owner, command: r.command, at: r.at, finished: false };
+      view.cancelled = false; // a run after a cancel goes on with the units
       // Each orchestrator weighs the units against its own placement's capacity again.
       for (const u of view.units) if (u.waiting) { u.waiting = undefined; if (u.status === 'pending') u.detail = 'not started'; }
       return;

@@ -4,7 +4,7 @@ import { log } from '../log';
 import { createPlacement } from '../placement/spec';
 import { unitArgs } from '../placement/cli';
 import { unfit } from '../placement/fit';
-import type { Capacity, Placement, PlacementJob, PlacementRef, PlacementState } from '../placement/types';
+import type { Capacity, Placement, PlacementJob, PlacementRef, PlacementState, Resources } from '../placement/types';
 import { ownerToken } from '../sandbox/processes';
 import { findTask, loadDatasets } from '../tasks/loader';
 import { errorMessage } from '../util/errors';
@@ -83,6 +83,8 @@ class Orchestrator {
   private readonly readers = new Map<string, { reader: SessionProgressReader; at: number; last: string }>();
   private readonly lastReason = new Map<string, string>();
   private stopping: 'cancel' | 'signal' | undefined;
+  /** What each unit needs now: its task's environment as it is when this run places it (the key holds no resources). */
+  private readonly needs = new Map<string, Resources>();
   private wake?: () => void;
 
   constructor(private readonly layout: RunSetLayout, private readonly o: OrchestrateOptions) {
@@ -123,6 +125,10 @@ class Orchestrator {
     }
   }
 
+  private needsOf(u: UnitView): Resources {
+    return this.needs.get(u.unit) ?? u.resources;
+  }
+
   private async append(r: NewRecord): Promise<void> {
     const written = await this.log.append(r);
     applyRecord(this.view, written);
@@ -138,10 +144,12 @@ class Orchestrator {
       if (isFinal(u.status)) continue;
       const task = findTask(loaded, u.task);
       if (!task) { missing.push({ name: u.name, task: u.task, why: 'the task is no longer in the datasets' }); continue; }
-      plans.push(await planUnit(this.spec, task, u.actor, u.attempt));
+      const p = await planUnit(this.spec, task, u.actor, u.attempt);
+      plans.push(p);
+      this.needs.set(u.unit, p.resources);
     }
     const conflicts = [...missing, ...keyConflicts({ ...this.view, units: this.view.units.filter((u) => !isFinal(u.status) && !missing.some((m) => m.name === u.name)) }, plans, false)];
-    if (conflicts.length) throw conflictError(this.layout.root, conflicts);
+    if (conflicts.length) throw conflictError(this.layout.root, conflicts, 'files');
   }
 
   /** Units a dead orchestrator left placed: reaped (local) or kept to re-attach (a placement that outlives its submitter). */
@@ -177,7 +185,7 @@ class Orchestrator {
   private async markWaiting(capacity: Capacity): Promise<void> {
     for (const u of this.view.units) {
       if (isFinal(u.status)) continue;
-      const why = unfit(u.resources, capacity);
+      const why = unfit(this.needsOf(u), capacity);
       if (why && u.waiting !== why) await this.append({ type: 'unit.waiting', unit: u.unit, reason: why });
     }
   }
@@ -216,7 +224,7 @@ class Orchestrator {
       await fsp.mkdir(this.layout.exec(u.name), { recursive: true });
       jobs.push({
         runSet: this.view.id, unit: u.unit, name: `${u.task} ${u.actor.name} a${u.attempt}`, args: unitArgs(this.layout.root, u.unit, attemptTry),
-        resources: u.resources, logFile: this.layout.log(u.name, attemptTry), cwd: this.layout.root,
+        resources: this.needsOf(u), logFile: this.layout.log(u.name, attemptTry), cwd: this.layout.root,
         passEnv: Object.keys(this.o.env ?? process.env).filter((k) => PASS_ENV.test(k)),
       });
     }

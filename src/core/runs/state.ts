@@ -172,15 +172,14 @@ export class RunSetFollower {
 /**
  * The writer of a state file: each {@link append} stamps `v` and `at`, checks the record against
  * the schema and appends it as one whole line (src/core/util/jsonl.ts `JsonLinesWriter`:
- * `O_APPEND`, every byte written, fsync'd, a torn last line of a killed writer ended first), in
- * call order.
+ * `O_APPEND`, every byte written, fsync'd), in call order. Other processes append to the same
+ * file (`runs cancel`), so each append looks at the file's last byte again: a torn last line of a
+ * writer killed mid-line is ended first and stays one invalid line of its own.
  */
 export class RunSetLog {
-  private readonly writer: JsonLinesWriter;
+  private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly file: string, private readonly now: () => number = Date.now) {
-    this.writer = new JsonLinesWriter(file);
-  }
+  constructor(readonly file: string, private readonly now: () => number = Date.now) {}
 
   /** Appends `r`; resolves with the record as written. @throws ExpBenchError BAD_INPUT for a record that fails the schema (nothing written), or naming the file when it cannot be written */
   async append(r: NewRecord): Promise<RunSetRecord> {
@@ -188,12 +187,15 @@ export class RunSetLog {
     if (!checked.success) {
       throw new ExpBenchError('BAD_INPUT', `${this.file} (${r.type})`, `not a valid run-set record: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     }
-    await this.writer.append([checked.data]);
+    // A writer of its own per line: it reads the last byte before writing (JsonLinesWriter's rule).
+    const p = this.tail.then(() => new JsonLinesWriter(this.file).append([checked.data]));
+    this.tail = p.catch(() => undefined);
+    await p;
     return checked.data;
   }
 
   /** Waits for every append so far. */
-  flush(): Promise<void> {
-    return this.writer.settled();
+  async flush(): Promise<void> {
+    await this.tail;
   }
 }

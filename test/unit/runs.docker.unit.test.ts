@@ -1,0 +1,270 @@
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import { SessionLayout } from '../../src/core/layout';
+import { foldRunSet, readRunSet, RunSetLayout, type RunSetView } from '../../src/core/runs';
+import { listRunSetContainers, LABEL_UNIT } from '../../src/core/sandbox';
+import { readEvents } from '../../src/core/session/events';
+import { readLatestRecord } from '../../src/core/verify/record';
+import { readJudgeRecord } from '../../src/core/judge/session';
+import { requireDocker } from '../harness/docker';
+import type { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
+import { buildRunSetFixture, FIXTURE_TASKS, startUnitModel, unitScript } from '../harness/runSetFixture';
+import { AGENT_RUNNER, AGENT_SCRIPT, forbiddenStrings, groundTruthSeen, ROOT } from './agent.fixtures';
+import { CLI, cli, OFFLINE_ENV } from './cli.helpers';
+import { findTask, loadDatasets } from '../../src/core/tasks/loader';
+
+/** Where the shared data lies (the folder beside the repository, or EXPBENCH_SHARED). */
+const SHARED = process.env.EXPBENCH_SHARED ?? path.resolve(ROOT, '..', 'shared');
+/** A clone of the paper repository of neurips2024/93022 (github.com/bjing2016/mdgen), made by hand; never committed. */
+const MDGEN = process.env.EXPBENCH_MDGEN_CLONE;
+
+const SPEC = (extra = '') => `{
+  "version": 1, "name": "fixture six", "datasets": ["exp-bench"], "tasks": ["fixture2026/90001/*"],
+  "agent": { "name": "scripted", "model": "scripted-agent", "maxSteps": 20 }, "concurrency": 2${extra}
+}`;
+
+async function state(dir: string): Promise<RunSetView | undefined> {
+  const r = await readRunSet(new RunSetLayout(dir).state).catch(() => undefined);
+  return r ? foldRunSet(r.records) : undefined;
+}
+
+async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 600_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** SHA-256 of every regular file under `dir` (paths relative), the workspace's git objects included. */
+async function hashTree(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (d: string) => {
+    for (const e of await fsp.readdir(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) out[path.relative(dir, p)] = createHash('sha256').update(await fsp.readFile(p)).digest('hex');
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+describe('run sets on the engine (bundled CLI, real Docker, the scripted model)', function () {
+  this.timeout(1_800_000);
+  let tmp: string;
+  let docker: Docker;
+  let model: FakeOpenAIServer;
+  let env: NodeJS.ProcessEnv;
+  const started: ChildProcess[] = [];
+
+  before(async function () {
+    docker = await requireDocker(this);
+    tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-runs-docker-'));
+    await buildRunSetFixture(tmp);
+  });
+  beforeEach(async () => {
+    // the first two tasks answer fast; the others slowly, so that they are mid-run when the first two are done
+    model = await startUnitModel((task) => (task === FIXTURE_TASKS[0] || task === FIXTURE_TASKS[1] ? 100 : 700));
+    env = { ...OFFLINE_ENV, EXPBENCH_AGENT_BASE_URL: model.baseURL, XDG_CACHE_HOME: path.join(tmp, 'cache') };
+  });
+  afterEach(async () => {
+    for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await model.close();
+  });
+  after(async () => { if (tmp) await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined); });
+
+  it('six tasks worked by the built-in agent; `runs start` killed with kill -9 when two are done; `runs resume` finishes the other four; the two untouched; E_clean on all six; no container left', async () => {
+    await fsp.writeFile(path.join(tmp, 'spec.jsonc'), SPEC());
+    const dir = path.join(tmp, 'six');
+    const start = spawn(process.execPath, [CLI, 'runs', 'start', path.join(tmp, 'spec.jsonc'), '--out', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    started.push(start);
+    let out = '';
+    start.stdout!.on('data', (d: Buffer) => { out += d; });
+    start.stderr!.on('data', (d: Buffer) => { out += d; });
+    // While it runs: the units' containers carry the run set's labels.
+    const labelled = await until('a labelled container of a running unit', async () => {
+      const v = await state(dir);
+      if (!v) return undefined;
+      const cs = await listRunSetContainers(docker, v.id);
+      return cs.find((c) => v.byKey.get(c.Labels[LABEL_UNIT])?.status === 'running') ? { v, cs } : undefined;
+    });
+    assert.ok(labelled.cs.every((c) => c.Labels['expbench.session'] && c.Labels['expbench.role']), 'the usual labels too');
+    // Killed when two are done and another is under way (two of its model calls recorded), so that resume has a conversation to go on with.
+    const two = await until('two units done and one mid-run', async () => {
+      const v = await state(dir);
+      if (!v || v.counts.done < 2) return undefined;
+      for (const u of v.units.filter((x) => x.status === 'running')) {
+        const { events } = await readEvents(new SessionLayout(new RunSetLayout(dir).session(u.dir)).events).catch(() => ({ events: [] as never[] }));
+        if (events.filter((e: { type: string }) => e.type === 'agent.model_call').length >= 2) return v;
+      }
+      return undefined;
+    });
+    start.kill('SIGKILL');
+    await new Promise((r) => start.once('exit', r));
+    const done = two.units.filter((u) => u.status === 'done');
+    assert.equal(done.length, 2, `killed when two were done: ${out}`);
+    const layout = new RunSetLayout(dir);
+    const before = Object.fromEntries(await Promise.all(done.map(async (u) => [u.name, await hashTree(layout.session(u.dir))] as const)));
+    const killedAt = new Date().toISOString();
+    const atKill = (await state(dir))!;
+    const placedAtKill = atKill.units.filter((u) => u.status === 'running').map((u) => u.name);
+    assert.ok(placedAtKill.length >= 1, `a unit was running when start was killed: ${JSON.stringify(atKill.counts)}`);
+
+    const r = await cli(['runs', 'resume', dir], { env });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stderr, /reaped what the previous run left: \d+ unit process\(es\) stopped/);
+    const v = (await state(dir))!;
+    assert.deepEqual(v.counts, { pending: 0, running: 0, done: 6, failed: 0, cancelled: 0 });
+    // The finished units' records are untouched, byte for byte.
+    for (const u of done) assert.deepEqual(await hashTree(layout.session(u.dir)), before[u.name], `${u.name} changed`);
+    for (const u of done) assert.equal(v.byKey.get(u.unit)!.try, 1, 'never run again');
+    // E_clean on all six, from the verification records.
+    for (const u of v.units) {
+      const rec = (await readLatestRecord(new SessionLayout(layout.session(u.dir)))).record;
+      assert.equal(rec?.E_clean, true, `${u.name}: ${JSON.stringify(rec?.E_clean)}`);
+      assert.ok(await readJudgeRecord(path.join(new SessionLayout(layout.session(u.dir)).judge, 'latest.json')), `${u.name} judged`);
+    }
+    // A unit caught mid-run went on from its recorded conversation: its earlier events stay, then the resume.
+    const resumed = [];
+    for (const name of placedAtKill) {
+      const u = v.units.find((x) => x.name === name)!;
+      const { events } = await readEvents(new SessionLayout(layout.session(u.dir)).events);
+      const note = events.findIndex((e) => e.type === 'note.added' && e.text.startsWith('agent resumed from the event log'));
+      if (note < 0) continue;
+      const before = events.slice(0, note).filter((e) => e.type === 'agent.model_call' && e.at < killedAt).length;
+      assert.ok(before >= 1, `${name}: the model calls before the kill are kept`);
+      // Every scripted reply is asked for once; again only the one the stop interrupted (its tool errored, or was never recorded).
+      const upTo = events.slice(0, note);
+      const answered = upTo.filter((e) => e.type === 'agent.model_call' && !e.error).length;
+      const recorded = upTo.filter((e) => e.type === 'agent.tool_call');
+      const again = recorded.filter((e) => e.type === 'agent.tool_call' && e.error).length + (answered - recorded.length);
+      assert.equal(events.filter((e) => e.type === 'agent.model_call' && !e.error).length, unitScript().length + again, `${name}: no reply asked for twice beyond the interrupted one`);
+      resumed.push(name);
+    }
+    assert.ok(resumed.length >= 1, `a running unit resumed its conversation (${placedAtKill.join(', ')})`);
+    assert.deepEqual(await listRunSetContainers(docker, v.id), [], 'no container of the run set is left');
+    const task = findTask(await loadDatasets([path.join(tmp, 'exp-bench')]), FIXTURE_TASKS[0])!;
+    assert.deepEqual(groundTruthSeen(model, forbiddenStrings({ ...task, maskedSource: [] })), [], 'no request carried the ground truth');
+    assert.match(r.stdout, /scripted\theuristic\t6\t/, 'the report table has the six units');
+  });
+
+  it('harness errors are retried with backoff (a 5xx endpoint), a refused request is not, a unit that ran and failed is done ✖ and never retried', async () => {
+    const script = unitScript();
+    const calls = new Map<string, number>();
+    model.handler = (req) => {
+      const brief = JSON.stringify(req.body?.messages?.[1]?.content ?? '');
+      const task = /fixture2026\/90001\/(\d)/.exec(brief)?.[1];
+      const n = ((req.body?.messages ?? []) as Array<{ role: string }>).filter((m) => m.role === 'assistant').length;
+      const k = (calls.get(task ?? '') ?? 0) + 1;
+      calls.set(task ?? '', k);
+      if (task === '0' && k <= 4) return { status: 503, message: 'overloaded' }; // more than the client's own retries (2)
+      if (task === '1') return { status: 400, message: 'bad request: unknown model' };
+      if (task === '2' && n === 3) return { toolCalls: [{ name: 'write_file', arguments: { path: 'reproduce_exp_bench.sh', content: '#!/usr/bin/env bash\nexit 3\n' } }] };
+      return script[n] ?? { status: 500, message: 'over' };
+    };
+    await fsp.writeFile(path.join(tmp, 'spec-retry.jsonc'), SPEC(', "retries": {"max": 2, "backoffSeconds": 1}').replace('"fixture2026/90001/*"', '"fixture2026/90001/0", "fixture2026/90001/1", "fixture2026/90001/2"'));
+    const dir = path.join(tmp, 'retry');
+    const r = await cli(['runs', 'start', path.join(tmp, 'spec-retry.jsonc'), '--out', dir], { env });
+    assert.equal(r.code, 1, 'a unit failed');
+    const v = (await state(dir))!;
+    const [u0, u1, u2] = v.units;
+    assert.deepEqual([u0.status, u0.try, u0.retries], ['done', 2, 1], `${u0.detail}\n${r.stderr}`);
+    assert.equal(u0.outcome?.E, true);
+    const { events } = await readEvents(new SessionLayout(new RunSetLayout(dir).session(u0.dir)).events);
+    assert.ok(events.some((e) => e.type === 'note.added' && /^agent stopped: model_error: .*503/.test(e.text)), 'the first try stopped on the 5xx');
+    assert.equal(events.filter((e) => e.type === 'session.opened' && e.client === 'agent').length, 2, 'the retry went on in the same session');
+    assert.deepEqual([u1.status, u1.try, u1.retries], ['failed', 1, 0]);
+    assert.match(u1.message ?? '', /the model endpoint refused the request: .*400/);
+    assert.deepEqual([u2.status, u2.try, u2.retries], ['done', 1, 0]);
+    assert.equal(u2.outcome?.E, false, 'the unit ran and failed: a result, not a harness error');
+    assert.match(r.stdout, /fixture2026\/90001\/1 scripted a1: failed: the model endpoint refused/);
+    assert.match(r.stdout, /\(log .*exec\/fixture2026-90001-1\.scripted\.a1\/try-1\.log\)/, 'the report says where the failure\'s log is');
+    assert.deepEqual(await listRunSetContainers(docker, v.id), []);
+  });
+
+  it('`runs cancel` stops a running run set\'s units (no container left), and `runs resume` finishes them', async () => {
+    await fsp.writeFile(path.join(tmp, 'spec-cancel.jsonc'), SPEC().replace('"fixture2026/90001/*"', '"fixture2026/90001/0", "fixture2026/90001/1", "fixture2026/90001/2"'));
+    const dir = path.join(tmp, 'cancel');
+    const start = spawn(process.execPath, [CLI, 'runs', 'start', path.join(tmp, 'spec-cancel.jsonc'), '--out', dir], { env, stdio: 'ignore' });
+    started.push(start);
+    await until('two units running', async () => { const v = await state(dir); return v && v.counts.running >= 2 ? true : undefined; });
+    const c = await cli(['runs', 'cancel', dir], { env });
+    assert.equal(c.code, 0, c.stderr);
+    assert.match(c.stdout, /^cancelled: the running orchestrator stopped its units \(3 units cancelled\)/);
+    const code = await new Promise((r) => (start.exitCode !== null ? r(start.exitCode) : start.once('exit', r)));
+    assert.equal(code, 1);
+    const v = (await state(dir))!;
+    assert.equal(v.cancelled, true);
+    assert.deepEqual(v.counts, { pending: 0, running: 0, done: 0, failed: 0, cancelled: 3 });
+    assert.deepEqual(await listRunSetContainers(docker, v.id), []);
+    const r = await cli(['runs', 'resume', dir], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await state(dir))!.counts.done, 3);
+  });
+
+  it('a harness output folder (the reference harness\'s files for the fixture paper) imported as a run set, re-verified and re-judged', async () => {
+    const out = path.join(tmp, 'harness', 'outputs', 'evaluation', 'fixture2026', '90001', 'someagent', 'somemodel');
+    await fsp.mkdir(out, { recursive: true });
+    const host = '/home/someone/exp_bench/workspace';
+    const hunk = (text: string) => `@@ -0,0 +1,${text.split('\n').length - 1} @@\n${text.split('\n').slice(0, -1).map((l) => `+${l}`).join('\n')}\n`;
+    for (const i of [0, 1, 2]) {
+      const ws = `toy-calibration_task_index_${i}_iter_1_duration_0.5`;
+      const base = path.join(out, `90001_task_index_${i}_iter_1_duration_0.5_eval_`);
+      const file = (rel: string, text: string) => `diff -urN workspace/${ws}/${rel} ${host}/${ws}/${rel}\n--- workspace/${ws}/${rel}\t1969-12-31 19:00:00\n+++ ${host}/${ws}/${rel}\t2025-07-31 15:41:24\n${hunk(text)}`;
+      // Task 2's record carries a broken script: the re-verification says E false.
+      const runner = i === 2 ? '#!/usr/bin/env bash\npython3 experiments/missing.py\n' : AGENT_RUNNER;
+      await fsp.writeFile(`${base}gen.patch`, file('experiments/calibrate_agent.py', AGENT_SCRIPT) + file('reproduce_exp_bench.sh', runner));
+      await fsp.writeFile(`${base}gen.json`, JSON.stringify({ design: 'Independent: temperature scaling (T = 1 vs fitted). Dependent: ECE, accuracy, T.', conclusion: 'Yes: ECE fell from 0.0322 to 0.0123, accuracy 0.9050 unchanged, T = 1.30.' }));
+      await fsp.writeFile(`${base}judge.json`, JSON.stringify({ design_score: 80, setup_score: 70, conclusion_score: 'correct', design_evaluation_explanation: 'x', setup_evaluation_explanation: 'y', conclusion_evaluation_explanation: 'z' }));
+      await fsp.writeFile(`${base}gen_config_config.json`, JSON.stringify({ agent_name: 'someagent', llm_name: 'somemodel', paper_id: '90001', task_index: i, iteration: 1, output_folder: 'outputs/evaluation/fixture2026/90001/someagent/somemodel' }));
+    }
+    await fsp.writeFile(path.join(tmp, 'spec-import.jsonc'), `{ "version": 1, "name": "harness outputs", "datasets": ["exp-bench"], "tasks": ["fixture2026/90001/*"],
+      "import": { "from": ["harness/outputs"] }, "judge": true, "verify": true, "concurrency": 2 }`);
+    const dir = path.join(tmp, 'imported');
+    const r = await cli(['runs', 'start', path.join(tmp, 'spec-import.jsonc'), '--out', dir], { env });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const v = (await state(dir))!;
+    assert.deepEqual(v.units.map((u) => [u.task, u.actor.name, u.status]), [0, 1, 2].map((i) => [`fixture2026/90001/${i}`, 'someagent-somemodel', 'done']));
+    assert.deepEqual(v.units.map((u) => u.outcome?.E), [true, true, false], 're-verified in a clean container');
+    for (const u of v.units) {
+      const judge = await readJudgeRecord(path.join(new SessionLayout(new RunSetLayout(dir).session(u.dir)).judge, 'latest.json'));
+      assert.equal(judge?.kind, 'heuristic', 're-judged by this project\'s judge (no endpoint: the heuristic pre-judge)');
+      assert.equal(judge?.execution.exit, u.outcome?.E);
+    }
+    assert.match(r.stdout, /someagent-somemodel\theuristic\t3\t/);
+    assert.deepEqual(await listRunSetContainers(docker, v.id), []);
+  });
+
+  it('the shared harness outputs (neurips2024/93022, Just-Curieous/Curie) imported as a run set, re-verified and re-judged', async function () {
+    const harness = path.join(SHARED, 'data', 'trajectories', 'exp-bench', 'Just-Curieous__Curie');
+    const dataset = path.join(SHARED, 'data', 'exp-bench');
+    if (!MDGEN || !existsSync(path.join(MDGEN, '.git')) || !existsSync(harness)) {
+      const why = `needs EXPBENCH_MDGEN_CLONE (a clone of github.com/bjing2016/mdgen) and the shared data at ${SHARED} (EXPBENCH_SHARED)`;
+      if (this.test) this.test.title += ` (SKIPPED: ${why})`;
+      this.skip();
+    }
+    const spec = path.join(tmp, 'spec-curie.jsonc');
+    await fsp.writeFile(spec, JSON.stringify({ version: 1, name: 'curie', datasets: [dataset], tasks: ['neurips2024/93022/*'], source: MDGEN, import: { from: [harness] }, concurrency: 2 }));
+    const dir = path.join(tmp, 'curie');
+    const r = await cli(['runs', 'start', spec, '--out', dir], { env });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const v = (await state(dir))!;
+    assert.deepEqual(v.units.map((u) => [u.task, u.actor.name, u.status]), [0, 1, 2, 3].map((i) => [`neurips2024/93022/${i}`, 'curie-azure-gpt-4o', 'done']));
+    for (const u of v.units) {
+      assert.equal(u.outcome?.E, false, 'the records hold no reproduce_exp_bench.sh: E false, from a clean run');
+      assert.ok(u.actor.kind === 'import' && u.actor.files.some((f) => f.path.endsWith('main_93022_judge_config.json')), 'the run config is attached');
+      const judge = await readJudgeRecord(path.join(new SessionLayout(new RunSetLayout(dir).session(u.dir)).judge, 'latest.json'));
+      assert.equal(judge?.taskId, u.task);
+    }
+    assert.match(r.stdout, /curie-azure-gpt-4o\theuristic\t4\t/);
+    assert.deepEqual(await listRunSetContainers(docker, v.id), []);
+  });
+});
