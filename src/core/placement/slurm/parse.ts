@@ -65,7 +65,7 @@ export function parseSqueue(out: string): SlurmJobLine[] {
     if (!line.trim()) continue;
     const [id, state, reason, node, start] = line.split('|');
     if (!id || !state) continue;
-    lines.push({ id: id.trim(), state: state.trim(), reason: none(reason), node: none(node), start: isoOf(start) });
+    lines.push(compact({ id: id.trim(), state: state.trim(), reason: none(reason), node: none(node), start: isoOf(start) }));
   }
   return lines;
 }
@@ -78,12 +78,17 @@ export function parseSacct(out: string): SlurmJobLine[] {
     const [id, state, exit, node, start, end, reason] = line.split('|');
     if (!id || !state) continue;
     const m = /^(\d+):(\d+)$/.exec(exit?.trim() ?? '');
-    lines.push({
+    lines.push(compact({
       id: id.trim(), state: state.trim(), node: none(node), start: isoOf(start), end: isoOf(end), reason: none(reason),
       ...(m ? { exitCode: Number(m[1]), signal: Number(m[2]) } : {}),
-    });
+    }));
   }
   return lines;
+}
+
+/** `o` without its undefined fields. */
+function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** Slurm's local time `2026-12-01T23:53:34` as ISO 8601 (`undefined` for `Unknown`, `N/A`, `None`). */
@@ -95,11 +100,12 @@ export function isoOf(t: string | undefined): string | undefined {
 }
 
 /**
- * Whether an array job line names element `index`: `123_4`, or a range sacct or squeue keeps
- * unsplit, `123_[0-3,7%2]`.
+ * Whether an array job line names element `index`: `123_4`; a range sacct keeps unsplit,
+ * `123_[0-3,7%2]`; or the array's own record `123`, which stands for elements never split off
+ * (squeue prints an array cancelled before any element started so).
  */
 export function lineHasElement(id: string, arrayJob: string, index: number): boolean {
-  if (id === `${arrayJob}_${index}`) return true;
+  if (id === `${arrayJob}_${index}` || id === arrayJob) return true;
   const m = /^(\d+)_\[([^\]]*)\]$/.exec(id);
   if (!m || m[1] !== arrayJob) return false;
   const spec = m[2].split('%')[0];
@@ -182,4 +188,14 @@ export function parseSinfo(out: string): SinfoNode[] {
     });
   }
   return nodes;
+}
+
+/** The line of element `index` of array `arrayJob`: its own (`123_4`) first, else one that stands for it (a range, the array's record). */
+export function lineOf(lines: Iterable<SlurmJobLine>, arrayJob: string, index: number): SlurmJobLine | undefined {
+  let cover: SlurmJobLine | undefined;
+  for (const l of lines) {
+    if (l.id === `${arrayJob}_${index}`) return l;
+    if (!cover && lineHasElement(l.id, arrayJob, index)) cover = l;
+  }
+  return cover;
 }

@@ -13,7 +13,7 @@ import { exitFileOf, tailFile } from '../local';
 import type { Capacity, Placement, PlacementJob, PlacementRef, PlacementState, StopReport, SubmitOptions } from '../types';
 import { runSlurm, runSlurmOk } from './commands';
 import { readSubmission, writeSubmission, type Submission } from './journal';
-import { lineHasElement, parseSacct, parseSinfo, parseSqueue, slurmState, type SlurmJobLine } from './parse';
+import { lineOf, parseSacct, parseSinfo, parseSqueue, slurmState, type SlurmJobLine } from './parse';
 import { isEnvName, jobScript } from './script';
 import type { SlurmPlacementSpec } from './spec';
 import { isInside, stageCli } from './stage';
@@ -123,12 +123,13 @@ export class SlurmPlacement implements Placement {
     const arrays = [...new Set(parsed.filter((p): p is ParsedRef => !!p).map((p) => p.arrayJob))];
     const live = arrays.length ? await this.squeue(arrays) : new Map<string, SlurmJobLine>();
     // Ended or unknown to the controller: the accounting database says how it ended.
-    const needAcct = [...new Set(parsed.filter((p): p is ParsedRef => !!p && (!live.has(p.id) || slurmState(live.get(p.id)!.state).phase === 'ended')).map((p) => p.arrayJob))];
+    const liveOf = (p: ParsedRef) => lineOf(live.values(), p.arrayJob, p.index);
+    const needAcct = [...new Set(parsed.filter((p): p is ParsedRef => { if (!p) return false; const l = liveOf(p); return !l || slurmState(l.state).phase === 'ended'; }).map((p) => p.arrayJob))];
     const acct = needAcct.length ? await this.sacct(needAcct) : [];
     return refs.map((ref, i) => {
       const p = parsed[i];
       if (!p) return { unit: ref.unit, ref, phase: 'ended', end: 'lost', reason: `not a Slurm job id: ${ref.id}` };
-      const state = this.stateOf(p, live.get(p.id), acct.filter((l) => lineHasElement(l.id, p.arrayJob, p.index)));
+      const state = this.stateOf(p, liveOf(p), lineOf(acct, p.arrayJob, p.index));
       if (state.phase === 'pending' || state.phase === 'running') this.watch(ref);
       return state;
     });
@@ -160,7 +161,7 @@ export class SlurmPlacement implements Placement {
     const live = arrays.length ? await this.squeue(arrays) : new Map<string, SlurmJobLine>();
     const targets = new Map<string, string>();
     for (const p of parsed) {
-      const l = live.get(p.id);
+      const l = lineOf(live.values(), p.arrayJob, p.index);
       if (l && ACTIVE.includes(l.state.split(/\s/)[0])) targets.set(p.id, p.ref.unit);
     }
     for (const l of await this.jobsOfRunSet(runSet)) if (!targets.has(l.id)) targets.set(l.id, '');
@@ -172,7 +173,7 @@ export class SlurmPlacement implements Placement {
       const ids = [...new Set([...targets.keys()].map((id) => id.split('_')[0]))];
       for (;;) {
         const now = await this.squeue(ids);
-        const active = [...targets.keys()].filter((id) => { const l = now.get(id); return l && ACTIVE.includes(l.state.split(/\s/)[0]); });
+        const active = [...targets.keys()].filter((id) => { const [a, k] = id.split('_'); const l = k === undefined ? now.get(a) : lineOf(now.values(), a, Number(k)); return l && ACTIVE.includes(l.state.split(/\s/)[0]); });
         if (!active.length) break;
         if (Date.now() > until) { logger.warn(`run set ${runSet}: ${active.length} job(s) still active after scancel: ${active.join(' ')}`); break; }
         await new Promise((r) => setTimeout(r, 250));
@@ -316,9 +317,8 @@ export class SlurmPlacement implements Placement {
       .map((f) => ({ id: f[0].trim(), state: f[1].trim() }));
   }
 
-  private stateOf(p: ParsedRef, live: SlurmJobLine | undefined, acct: SlurmJobLine[]): PlacementState {
+  private stateOf(p: ParsedRef, live: SlurmJobLine | undefined, acctLine: SlurmJobLine | undefined): PlacementState {
     const base = { unit: p.ref.unit, ref: p.ref };
-    const acctLine = acct.find((l) => l.id === p.id) ?? acct[0];
     const liveWords = live ? slurmState(live.state) : undefined;
     // The controller's word first while it holds the job; accounting lags behind it.
     if (live && liveWords && liveWords.phase !== 'ended') {
@@ -364,7 +364,7 @@ export class SlurmPlacement implements Placement {
         if (!st || st.mtimeMs < Date.parse(p.ref.submittedAt) - 1000) continue;
         // The CLI wrote its exit record: its job ends now. Tell the orchestrator once Slurm says so.
         for (let k = 0; k < 100 && !this.disposed; k++) {
-          const l = (await this.squeue([p.arrayJob]).catch(() => new Map<string, SlurmJobLine>())).get(p.id);
+          const l = lineOf((await this.squeue([p.arrayJob]).catch(() => new Map<string, SlurmJobLine>())).values(), p.arrayJob, p.index);
           if (!l || slurmState(l.state).phase === 'ended') break;
           await new Promise((r) => setTimeout(r, 50));
         }
