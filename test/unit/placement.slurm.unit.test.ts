@@ -85,6 +85,12 @@ describe('Slurm placement, pure parts (src/core/placement/slurm/): what Slurm pr
     assert.equal(sq.find((l) => l.id === '13')?.reason, 'JobHeldUser');
     assert.equal(sq.find((l) => l.id === '12_0')?.node, 'vm');
     assert.ok(sq.find((l) => l.id === '12_0')?.start?.endsWith('Z'));
+    // squeue -O with the raw exit status: the controller's word on how a job ended, before accounting has it.
+    const sf = parseSqueue(await fsp.readFile(path.join(FIXTURES, 'squeue-format-22.05.txt'), 'utf8'));
+    assert.deepEqual(sf.map((l) => [l.id, l.state, l.exitCode ?? null, l.signal ?? null]), [
+      ['243', 'COMPLETED', 0, 0], ['244', 'FAILED', 3, 0], ['245', 'FAILED', 0, 9], ['246_1', 'PENDING', null, null], ['246_2', 'PENDING', null, null],
+      ['246_3', 'PENDING', null, null], ['247', 'PENDING', null, null], ['246_0', 'RUNNING', null, null]]);
+    assert.equal(sf.find((l) => l.id === '247')?.reason, 'JobHeldUser');
     const sa = parseSacct(await fsp.readFile(path.join(FIXTURES, 'sacct-22.05.txt'), 'utf8'));
     assert.deepEqual(sa.find((l) => l.id === '10_0'), { id: '10_0', state: 'FAILED', node: 'vm', start: new Date('2026-12-02T00:24:34').toISOString(), end: new Date('2026-12-02T00:24:37').toISOString(), exitCode: 3, signal: 0 });
     assert.equal(slurmState(sa.find((l) => l.id === '7')!.state).end, 'cancelled');
@@ -113,7 +119,7 @@ describe('Slurm placement, pure parts (src/core/placement/slurm/): what Slurm pr
     }), { numRuns: 25 });
   });
 
-  it('writes a job script bash can parse, with the shape\'s #SBATCH lines and variable names only (no value) in --export', () => {
+  it('writes a job script bash can parse, with the shape\'s #SBATCH lines and the passed variables\' names only (no value)', () => {
     const text = jobScript({
       name: 'expbench-rs-abc', runSet: 'rs', title: 'a task\nwith a newline', resources: { cpus: 2, memoryMiB: 4096, gpus: 2, timeSeconds: 90 },
       elements: [{ unit: 'k0', args: ['runs', 'exec', "/d/it's here", '--unit', 'k0', '--try', '1'], logFile: '/d/exec/a/try-1.log' }, { unit: 'k1', args: ['runs', 'exec', '/d', '--unit', 'k1', '--try', '2'], logFile: '/d/exec/b/try-2.log' }],
@@ -122,8 +128,9 @@ describe('Slurm placement, pure parts (src/core/placement/slurm/): what Slurm pr
     execFileSync('bash', ['-n'], { input: text });
     const sb = text.split('\n').filter((l) => l.startsWith('#SBATCH'));
     assert.deepEqual(sb, ['--job-name=expbench-rs-abc', '--array=0-1%3', '--nodes=1', '--ntasks=1', '--cpus-per-task=2', '--mem=4096M', '--time=2', '--gres=gpu:2',
-      '--partition=gpu', '--account=lab', '--qos=normal', '--no-requeue', '--export=OPENAI_API_KEY,PATH'].map((o) => `#SBATCH ${o}`));
+      '--partition=gpu', '--account=lab', '--qos=normal', '--no-requeue', '--export=ALL'].map((o) => `#SBATCH ${o}`));
     assert.ok(!/\n[^#\n]*\n?a task\nwith/.test(text), 'a newline in the title does not end the comment');
+    assert.match(text, /^# The environment from the submitter: OPENAI_API_KEY PATH /m);
     assert.match(text, /podman system service/);
     assert.match(text, /0\) set -- 'runs' 'exec' '\/d\/it'\\''s here'/);
   });
@@ -241,7 +248,7 @@ describe('Slurm placement on a real Slurm (scripts/setup-slurm.sh): job arrays, 
       for (const x of s) if (x.phase === 'pending' && x.reason) reasons.add(x.reason);
     });
     assert.ok(most <= 2, `at most 2 of the array ran at once (${most})`);
-    assert.deepEqual(states.map((s) => [s.unit, s.end, s.exitCode]), [['a', 'exited', 0], ['b', 'exited', 3], ['c', 'exited', 0], ['d', 'exited', 0]]);
+    assert.deepEqual(states.map((s) => [s.unit, s.end, s.exitCode]), [['a', 'exited', 0], ['b', 'exited', 3], ['c', 'exited', 0], ['d', 'exited', 0]], JSON.stringify(states, null, 1) + await p.log(refs[1]));
     assert.ok(states.every((s) => s.host && s.startedAt && s.endedAt), JSON.stringify(states[0]));
     assert.ok([...reasons].some((r) => /JobArrayTaskLimit|Resources|Priority/.test(r)), `a pending reason in Slurm's words: ${[...reasons].join(', ')}`);
     // Each element wrote into its unit's log; the job's environment had the passed secret and not the other variable.

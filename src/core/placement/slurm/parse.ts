@@ -39,7 +39,7 @@ export function slurmState(state: string): SlurmStateWords {
   }
 }
 
-/** One line of `squeue -h -r -t all -o '%i|%T|%r|%N|%S'` (or sacct's `JobID|State|ExitCode|NodeList|Start|End`). */
+/** One line of squeue ({@link SQUEUE_FORMAT}) or of sacct (`JobID|State|ExitCode|NodeList|Start|End|Reason`). */
 export interface SlurmJobLine {
   /** `123_4` for an array element, `123` for a plain job, `123_[5-9%2]` for array elements sacct has not split yet. */
   id: string;
@@ -58,14 +58,31 @@ const none = (v: string | undefined): string | undefined => {
   return !t || /^(n\/a|none|unknown|\(null\)|None assigned)$/i.test(t) ? undefined : t;
 };
 
-/** Parses `squeue -h -r -t all -o '%i|%T|%r|%N|%S'`: id, state, reason, nodes, start time. */
+/**
+ * What the placement asks squeue for (`squeue -h -r -t all -O …`): id, state, reason, nodes, start
+ * time and the exit status, each field followed by `|` and never padded or cut (a field with a
+ * suffix and no size, squeue(1) `--Format`). The exit status is the raw wait status (`768` for
+ * exit code 3, `9` for SIGKILL): the controller knows how a job ended before accounting does.
+ */
+export const SQUEUE_FORMAT = 'JobArrayID:|,State:|,Reason:|,NodeList:|,StartTime:|,exit_code:';
+
+/**
+ * Parses squeue's lines of {@link SQUEUE_FORMAT} (or of `-o '%i|%T|%r|%N|%S'`, without the exit
+ * status): id, state, reason, nodes, start time; for an ended job the exit code and signal from
+ * the wait status (`status >> 8`, `status & 0x7f`: wait(2)).
+ */
 export function parseSqueue(out: string): SlurmJobLine[] {
   const lines: SlurmJobLine[] = [];
   for (const line of out.split('\n')) {
     if (!line.trim()) continue;
-    const [id, state, reason, node, start] = line.split('|');
+    const [id, state, reason, node, start, status] = line.split('|');
     if (!id || !state) continue;
-    lines.push(compact({ id: id.trim(), state: state.trim(), reason: none(reason), node: none(node), start: isoOf(start) }));
+    const raw = /^\d{1,10}$/.test(status?.trim() ?? '') ? Number(status.trim()) : undefined;
+    const ended = slurmState(state).phase === 'ended';
+    lines.push(compact({
+      id: id.trim(), state: state.trim(), reason: none(reason), node: none(node), start: isoOf(start),
+      ...(ended && raw !== undefined ? { exitCode: (raw >> 8) & 0xff, signal: raw & 0x7f } : {}),
+    }));
   }
   return lines;
 }
@@ -190,12 +207,18 @@ export function parseSinfo(out: string): SinfoNode[] {
   return nodes;
 }
 
-/** The line of element `index` of array `arrayJob`: its own (`123_4`) first, else one that stands for it (a range, the array's record). */
+/**
+ * The line of element `index` of array `arrayJob`: its own (`123_4`) first, else one that stands
+ * for elements never split off (a range `123_[4-9%2]`, the array's record `123`), only when that
+ * line never ran on a node (Slurm gives a job cancelled while pending a start time, not a node): a
+ * line that ran is one element's run (accounting may name it `123` before it knows its index),
+ * never another element's.
+ */
 export function lineOf(lines: Iterable<SlurmJobLine>, arrayJob: string, index: number): SlurmJobLine | undefined {
   let cover: SlurmJobLine | undefined;
   for (const l of lines) {
     if (l.id === `${arrayJob}_${index}`) return l;
-    if (!cover && lineHasElement(l.id, arrayJob, index)) cover = l;
+    if (!cover && !l.node && lineHasElement(l.id, arrayJob, index)) cover = l;
   }
   return cover;
 }

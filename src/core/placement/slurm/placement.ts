@@ -13,7 +13,7 @@ import { exitFileOf, tailFile } from '../local';
 import type { Capacity, Placement, PlacementJob, PlacementRef, PlacementState, StopReport, SubmitOptions } from '../types';
 import { runSlurm, runSlurmOk } from './commands';
 import { readSubmission, writeSubmission, type Submission } from './journal';
-import { lineOf, parseSacct, parseSinfo, parseSqueue, slurmState, type SlurmJobLine } from './parse';
+import { lineOf, parseSacct, parseSinfo, parseSqueue, slurmState, SQUEUE_FORMAT, type SlurmJobLine } from './parse';
 import { isEnvName, jobScript } from './script';
 import type { SlurmPlacementSpec } from './spec';
 import { isInside, stageCli } from './stage';
@@ -274,8 +274,9 @@ export class SlurmPlacement implements Placement {
     const file = path.join(dir, `${name}.sh`);
     await fsp.writeFile(file, text, { mode: 0o644 });
     await Promise.all(jobs.map((j, index) => writeSubmission(j.logFile, { v: 1, name, jobId: null, index, at })));
-    // Values of the passed names travel in sbatch's environment only (never its arguments or the script).
-    const env: NodeJS.ProcessEnv = { ...this.env };
+    // The job's environment is sbatch's (--export=ALL), which holds only the passed names and Slurm's own
+    // settings: values travel as environment only (never in sbatch's arguments or the script).
+    const env = sbatchEnv(this.env, passed);
     const out = await runSlurmOk('sbatch', ['--parsable', `--output=${path.join(dir, `${name}-%a.out`)}`, '--open-mode=append', ...(spec.extraArgs ?? []), file], env);
     const jobId = /^(\d+)/.exec(out.trim())?.[1];
     if (!jobId) throw new ExpBenchError('SCHEDULER_FAILED', 'sbatch', `answered ${JSON.stringify(out.trim().slice(0, 200))}, not a job id`);
@@ -296,7 +297,7 @@ export class SlurmPlacement implements Placement {
 
   /** squeue's lines of these array jobs (every element, every state the controller still holds), by element id. */
   private async squeue(arrays: string[]): Promise<Map<string, SlurmJobLine>> {
-    const r = await runSlurm('squeue', ['-h', '-r', '-t', 'all', '-j', arrays.join(','), '-o', '%i|%T|%r|%N|%S'], this.env);
+    const r = await runSlurm('squeue', ['-h', '-r', '-t', 'all', '-j', arrays.join(','), '-O', SQUEUE_FORMAT], this.env);
     // With no job it knows, squeue says "Invalid job id specified" and exits 1: none is live.
     if (r.code !== 0 && !/invalid job id/i.test(r.stderr)) throw new ExpBenchError('SCHEDULER_FAILED', 'squeue', r.stderr.trim().slice(0, 500) || `exited with status ${r.code}`);
     return new Map(parseSqueue(r.stdout).map((l) => [l.id, l]));
@@ -329,7 +330,8 @@ export class SlurmPlacement implements Placement {
     const final = acctWords?.phase === 'ended' ? { line: acctLine!, words: acctWords } : live && liveWords ? { line: live, words: liveWords } : undefined;
     if (final) {
       const l = final.line;
-      const exit = acctWords?.phase === 'ended' ? acctLine : undefined;
+      // Accounting's exit code, else the controller's (accounting may not have the job's end yet).
+      const exit = acctWords?.phase === 'ended' ? acctLine : liveWords?.phase === 'ended' ? live : undefined;
       return {
         ...base, phase: 'ended', end: final.words.end ?? 'lost',
         ...(final.words.note ? { reason: final.words.note } : {}),
@@ -382,4 +384,16 @@ function parseRef(ref: PlacementRef): ParsedRef | undefined {
   const m = /^(\d{1,20})_(\d{1,9})$/.exec(ref.id);
   if (ref.kind !== 'slurm' || !m) return undefined;
   return { ref, arrayJob: m[1], index: Number(m[2]), id: ref.id };
+}
+
+/**
+ * The environment sbatch runs with: the passed names' values, and the client settings of Slurm
+ * (`SLURM_CONF`, `SLURM_CLUSTERS`, and sbatch's input variables `SBATCH_*`: sbatch(1) INPUT
+ * ENVIRONMENT VARIABLES); nothing else of this process's environment reaches the job (the SLURM_*
+ * of an allocation this process may run in stay out).
+ */
+export function sbatchEnv(env: NodeJS.ProcessEnv, passed: readonly string[]): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && (/^(SLURM_CONF|SLURM_CLUSTERS|SBATCH_\w+)$/.test(k) || passed.includes(k))) out[k] = v;
+  return out;
 }

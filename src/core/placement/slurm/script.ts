@@ -36,7 +36,7 @@ export interface JobScriptInput {
   partition?: string;
   account?: string;
   qos?: string;
-  /** Names of the environment variables the job gets from sbatch's environment (values never in the script). */
+  /** Names of the environment variables the job gets from sbatch's environment, which holds only these and Slurm's own (values never in the script). */
   exportNames: string[];
   /** Plain (non-secret) environment of every element, written into the script. */
   env: Record<string, string>;
@@ -53,7 +53,8 @@ export interface JobScriptInput {
  * The batch script of one job array (docs/placement.md "The job"): `#SBATCH` lines with the
  * shape's resources (`--cpus-per-task`, `--mem`, `--time`, `--gres=gpu:N`), the throttle
  * (`--array=0-N%k`), `--no-requeue` (an interrupted element ends, and the run set places its unit
- * again as a new try, resumed from its session), `--export` with variable NAMES only; then tables
+ * again as a new try, resumed from its session), `--export=ALL` of an sbatch environment that holds
+ * only the passed variables (their names in a comment, values never in the script); then tables
  * of the elements (unit keys, logs, the CLI's arguments), and for element `$SLURM_ARRAY_TASK_ID`: its output
  * into its unit's log, the run set's labels and the exit record's path in its environment, the
  * container engine (podman: an API service of its own for the job, as DOCKER_HOST), and the CLI.
@@ -77,7 +78,10 @@ export function jobScript(i: JobScriptInput): string {
     ...(i.account ? [`--account=${i.account}`] : []),
     ...(i.qos ? [`--qos=${i.qos}`] : []),
     '--no-requeue',
-    `--export=${i.exportNames.length ? i.exportNames.join(',') : 'NIL'}`,
+    // sbatch runs with only the passed names in its environment (src/core/placement/slurm/placement.ts): ALL
+    // hands on exactly those, where a list of names would make slurmd load the user's login environment too
+    // (`--get-user-env`, implied by a list without ALL: about a second per job, and more than was asked for).
+    '--export=ALL',
   ];
   const table = (xs: string[]) => `(\n${xs.map((x) => `  ${shq(x)}`).join('\n')}\n)`;
   const argsCases = i.elements.map((e, k) => `  ${k}) set -- ${e.args.map(shq).join(' ')} ;;`);
@@ -97,6 +101,7 @@ export function jobScript(i: JobScriptInput): string {
     `# EXP-Bench Workbench: run set ${oneLine(i.runSet)}, ${oneLine(i.title)}; ${i.elements.length} unit(s).`,
     '# Written by the Slurm placement (docs/placement.md): each array element runs one unit with the project\'s CLI.',
     ...sb.map((o) => `#SBATCH ${o}`),
+    `# The environment from the submitter: ${i.exportNames.length ? i.exportNames.join(' ') : 'none'} (and Slurm's own SLURM_*).`,
     'set -u',
     `units=${table(i.elements.map((e) => e.unit))}`,
     `logs=${table(i.elements.map((e) => e.logFile))}`,
