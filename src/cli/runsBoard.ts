@@ -19,7 +19,7 @@ export function boardHeader(view: Pick<RunSetView, 'name' | 'id' | 'counts' | 'u
 export function formatBoard(header: string, rows: BoardRow[], width = 160): string {
   const head = `${'id'.padEnd(12)} ${'task'.padEnd(22)} ${'actor'.padEnd(12)} ${'status'.padEnd(10)} try ${'phase'.padEnd(14)} ${'elapsed/limit'.padEnd(16)} ${'tokens'.padStart(7)} ${'USD'.padStart(8)}  E D I C  detail`;
   const lines = rows.map((r) => {
-    const line = `${r.id} ${cut(r.task, 22)} ${cut(r.actor, 12)} ${cut(`${r.status}${r.mark && r.mark !== 'error' ? ` ${r.mark}` : r.mark === 'error' ? ' error' : ''}`, 10)} ${String(r.try).padStart(3)} ${cut(r.phase ?? '-', 14)} ${cut(`${clock(r.elapsedMs)}/${clock(r.limitMs)}`, 16)} ${tokens(r.tokens).padStart(7)} ${cost(r.costUsd).padStart(8)}  ${flag(r.E)} ${flag(r.D)} ${flag(r.I)} ${flag(r.C)}  ${r.engine ?? r.detail}`;
+    const line = `${r.id} ${cut(r.task, 22)} ${cut(r.actor, 12)} ${cut(`${r.status}${r.mark === 'error' ? ' ⚠' : r.mark ? ` ${r.mark}` : ''}`, 10)} ${String(r.try).padStart(3)} ${cut(r.phase ?? '-', 14)} ${cut(`${clock(r.elapsedMs)}/${clock(r.limitMs)}`, 16)} ${tokens(r.tokens).padStart(7)} ${cost(r.costUsd).padStart(8)}  ${flag(r.E)} ${flag(r.D)} ${flag(r.I)} ${flag(r.C)}  ${r.engine ?? r.detail}`;
     return line.length > width ? `${line.slice(0, width - 1)}…` : line;
   });
   return [header, head, ...lines].join('\n');

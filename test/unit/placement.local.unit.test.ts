@@ -23,6 +23,7 @@ const go = process.argv[1];
 const t = setInterval(() => { if (fs.existsSync(go)) { clearInterval(t); process.exit(Number(fs.readFileSync(go, 'utf8')) || 0); } }, 50);
 process.on('SIGTERM', () => { fs.writeFileSync(go + '.term', String(process.env.${ENV_RUNSET_UNIT})); process.exit(143); });
 console.log('unit', process.env.${ENV_RUNSET_UNIT}, 'of', process.env.${ENV_RUNSET});
+fs.writeFileSync(go + '.ready', '1');
 `;
 
 const CAP: Capacity = { where: 'the test machine (2 CPUs)', perUnit: { cpus: 2, memoryMiB: 8192, gpus: 0 }, total: { cpus: 2, memoryMiB: 8192, gpus: 0 } };
@@ -116,7 +117,8 @@ describe('local placement (src/core/placement/local.ts): real child processes, r
     };
     const killedPid = start('b');
     const livePid = start('c');
-    await until('both tokens readable', async () => (ownerGone(ownerToken(killedPid)) === false && ownerGone(ownerToken(livePid)) === false ? true : undefined));
+    // both running their script (its SIGTERM handler installed: node takes a while to start on a loaded machine)
+    await until('both scripts running', async () => (existsSync(path.join(tmp, 'b.go.ready')) && existsSync(path.join(tmp, 'c.go.ready')) ? true : undefined));
     const killed: PlacementRef = { ...queuedRef, unit: 'b', id: ownerToken(killedPid), logFile: path.join(tmp, 'exec', 'b', 'try-1.log') };
     const live: PlacementRef = { ...queuedRef, unit: 'c', id: ownerToken(livePid), logFile: path.join(tmp, 'exec', 'c', 'try-1.log') };
     // The same pid with another start time: a pid the kernel gave to another process since.

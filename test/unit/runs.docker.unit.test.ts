@@ -13,8 +13,8 @@ import { readLatestRecord } from '../../src/core/verify/record';
 import { readJudgeRecord } from '../../src/core/judge/session';
 import { requireDocker } from '../harness/docker';
 import type { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
-import { buildRunSetFixture, FIXTURE_TASKS, startUnitModel, unitScript } from '../harness/runSetFixture';
-import { AGENT_RUNNER, AGENT_SCRIPT, forbiddenStrings, groundTruthSeen, ROOT } from './agent.fixtures';
+import { buildRunSetFixture, FIXTURE_TASKS, startUnitModel, unitScript, writeHarnessRecords } from '../harness/runSetFixture';
+import { AGENT_RUNNER, forbiddenStrings, groundTruthSeen, ROOT } from './agent.fixtures';
 import { CLI, cli, OFFLINE_ENV } from './cli.helpers';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
 
@@ -211,21 +211,8 @@ describe('run sets on the engine (bundled CLI, real Docker, the scripted model)'
   });
 
   it('a harness output folder (the reference harness\'s files for the fixture paper) imported as a run set, re-verified and re-judged', async () => {
-    const out = path.join(tmp, 'harness', 'outputs', 'evaluation', 'fixture2026', '90001', 'someagent', 'somemodel');
-    await fsp.mkdir(out, { recursive: true });
-    const host = '/home/someone/exp_bench/workspace';
-    const hunk = (text: string) => `@@ -0,0 +1,${text.split('\n').length - 1} @@\n${text.split('\n').slice(0, -1).map((l) => `+${l}`).join('\n')}\n`;
-    for (const i of [0, 1, 2]) {
-      const ws = `toy-calibration_task_index_${i}_iter_1_duration_0.5`;
-      const base = path.join(out, `90001_task_index_${i}_iter_1_duration_0.5_eval_`);
-      const file = (rel: string, text: string) => `diff -urN workspace/${ws}/${rel} ${host}/${ws}/${rel}\n--- workspace/${ws}/${rel}\t1969-12-31 19:00:00\n+++ ${host}/${ws}/${rel}\t2025-07-31 15:41:24\n${hunk(text)}`;
-      // Task 2's record carries a broken script: the re-verification says E false.
-      const runner = i === 2 ? '#!/usr/bin/env bash\npython3 experiments/missing.py\n' : AGENT_RUNNER;
-      await fsp.writeFile(`${base}gen.patch`, file('experiments/calibrate_agent.py', AGENT_SCRIPT) + file('reproduce_exp_bench.sh', runner));
-      await fsp.writeFile(`${base}gen.json`, JSON.stringify({ design: 'Independent: temperature scaling (T = 1 vs fitted). Dependent: ECE, accuracy, T.', conclusion: 'Yes: ECE fell from 0.0322 to 0.0123, accuracy 0.9050 unchanged, T = 1.30.' }));
-      await fsp.writeFile(`${base}judge.json`, JSON.stringify({ design_score: 80, setup_score: 70, conclusion_score: 'correct', design_evaluation_explanation: 'x', setup_evaluation_explanation: 'y', conclusion_evaluation_explanation: 'z' }));
-      await fsp.writeFile(`${base}gen_config_config.json`, JSON.stringify({ agent_name: 'someagent', llm_name: 'somemodel', paper_id: '90001', task_index: i, iteration: 1, output_folder: 'outputs/evaluation/fixture2026/90001/someagent/somemodel' }));
-    }
+    // Task 2's record carries a broken script: the re-verification says E false.
+    await writeHarnessRecords(path.join(tmp, 'harness'), [0, 1, 2], (i) => (i === 2 ? '#!/usr/bin/env bash\npython3 experiments/missing.py\n' : AGENT_RUNNER));
     await fsp.writeFile(path.join(tmp, 'spec-import.jsonc'), `{ "version": 1, "name": "harness outputs", "datasets": ["exp-bench"], "tasks": ["fixture2026/90001/*"],
       "import": { "from": ["harness/outputs"] }, "judge": true, "verify": true, "concurrency": 2 }`);
     const dir = path.join(tmp, 'imported');

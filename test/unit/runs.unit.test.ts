@@ -14,6 +14,9 @@ import type { SessionEvent } from '../../src/core/session/events';
 import { loadDatasets } from '../../src/core/tasks/loader';
 import { buildRunSetFixture, FIXTURE_TASKS, nextReply, unitScript } from '../harness/runSetFixture';
 import { cli, OFFLINE_ENV } from './cli.helpers';
+import { formatBoard, pickRows, TerminalBoard } from '../../src/cli/runsBoard';
+import { boardRows } from '../../src/core/runs/status';
+import { applyRecord } from '../../src/core/runs/fold';
 import { sampleTask } from './agent.fixtures';
 
 const SPEC = (extra = '') => `{
@@ -147,38 +150,41 @@ describe('run sets (src/core/runs): spec, keys, state, planning; no engine neede
   it('the state: appended whole lines, a torn last line skipped and isolated; the fold gives each unit its status and detail', async () => {
     const file = path.join(tmp, 'runset.jsonl');
     const log = new RunSetLog(file);
-    const ref = (unit: string) => ({ kind: 'local', unit, id: `${os.hostname()}/1/1`, logFile: '/x.log', submittedAt: '2026-01-01T00:00:00Z' });
+    /** A unit key (64 hex digits) per short name. */
+    const key = (u: string) => u.replace('u', '').padStart(64, '0');
+    const ref = (unit: string) => ({ kind: 'local', unit: key(unit), id: `${os.hostname()}/1/1`, logFile: '/x.log', submittedAt: '2026-01-01T00:00:00Z' });
     await log.append({ type: 'runset.created', id: 'rs-1', name: 'n', spec: {}, specFile: '/s', tool: '0' });
     const planned = (unit: string) => ({
-      type: 'unit.planned' as const, unit, name: `p-${unit}.a.a1`, task: `c/p/${unit}`, attempt: 1, actor: { kind: 'agent' as const, name: 'a', model: 'm' },
+      type: 'unit.planned' as const, unit: key(unit), name: `p-${unit}.a.a1`, task: `c/p/${unit}`, attempt: 1, actor: { kind: 'agent' as const, name: 'a', model: 'm' },
       resources: { cpus: 1, memoryMiB: 1, gpus: 0, timeSeconds: 60 }, keyParts: { task: 't', actor: 'a', image: 'i', pin: 'p' }, dir: `units/${unit}`, source: '/s', commit: null, image: 'i',
     });
     for (const u of ['u1', 'u2', 'u3', 'u4', 'u5']) await log.append(planned(u));
-    await log.append({ type: 'unit.placed', unit: 'u1', try: 1, ref: ref('u1') });
-    await log.append({ type: 'unit.started', unit: 'u1', try: 1, ref: ref('u1'), host: 'h' });
-    await log.append({ type: 'unit.progress', unit: 'u1', phase: 'execution', steps: 4, tokens: 480, costUsd: 0.01 });
-    await log.append({ type: 'unit.placed', unit: 'u2', try: 1, ref: ref('u2') });
-    await log.append({ type: 'unit.retry', unit: 'u2', try: 1, reason: 'model endpoint: 503', after: '2026-01-01T10:00:05.000Z' });
-    await log.append({ type: 'unit.placed', unit: 'u3', try: 1, ref: ref('u3') });
-    await log.append({ type: 'unit.finished', unit: 'u3', try: 1, status: 'done', message: 'submitted', outcome: { submitted: true, E: true, D: true, I: true, C: true, All: true, AllE: true } });
-    await log.append({ type: 'unit.waiting', unit: 'u4', reason: 'needs 8 GPUs, 0 here' });
-    await log.append({ type: 'unit.cancelled', unit: 'u5' });
-    await fsp.appendFile(file, '{"v":1,"at":"2026-01-01T00:00:00Z","type":"unit.finished","unit":"u1"'); // a writer killed mid-line
+    await log.append({ type: 'unit.placed', unit: key('u1'), try: 1, ref: ref('u1') });
+    await log.append({ type: 'unit.started', unit: key('u1'), try: 1, ref: ref('u1'), host: 'h' });
+    await log.append({ type: 'unit.progress', unit: key('u1'), phase: 'execution', steps: 4, tokens: 480, costUsd: 0.01 });
+    await log.append({ type: 'unit.placed', unit: key('u2'), try: 1, ref: ref('u2') });
+    await log.append({ type: 'unit.retry', unit: key('u2'), try: 1, reason: 'model endpoint: 503', after: '2026-01-01T10:00:05.000Z' });
+    await log.append({ type: 'unit.placed', unit: key('u3'), try: 1, ref: ref('u3') });
+    await log.append({ type: 'unit.finished', unit: key('u3'), try: 1, status: 'done', message: 'submitted', outcome: { submitted: true, E: true, D: true, I: true, C: true, All: true, AllE: true } });
+    await log.append({ type: 'unit.waiting', unit: key('u4'), reason: 'needs 8 GPUs, 0 here' });
+    await log.append({ type: 'unit.cancelled', unit: key('u5') });
+    await fsp.appendFile(file, `{"v":1,"at":"2026-01-01T00:00:00Z","type":"unit.finished","unit":"${key('u1')}"`); // a writer killed mid-line
     const read = await readRunSet(file);
     assert.equal(read!.invalid.length, 0, 'the torn line is not read yet (no newline)');
-    await log.append({ type: 'unit.progress', unit: 'u1', steps: 5 });
+    await log.append({ type: 'unit.progress', unit: key('u1'), steps: 5 });
     const again = await readRunSet(file);
     assert.equal(again!.invalid.length, 1, 'the torn line became one invalid line of its own');
     const v = foldRunSet(again!.records)!;
-    const st = Object.fromEntries(v.units.map((u) => [u.unit, [u.status, u.detail]]));
+    const st = Object.fromEntries(v.units.map((u) => [u.name.split('.')[0].slice(2), [u.status, u.detail]]));
     assert.deepEqual(st, {
       u1: ['running', 'on h'], u2: ['pending', 'retry 2 after 10:00:05: model endpoint: 503'], u3: ['done', 'submitted'],
       u4: ['pending', 'waiting: needs 8 GPUs, 0 here'], u5: ['cancelled', 'cancelled: `runs resume` continues it'],
     });
     assert.deepEqual(v.counts, { pending: 2, running: 1, done: 1, failed: 0, cancelled: 1 });
-    assert.equal(v.byKey.get('u1')!.tokens, 480);
-    assert.equal(v.byKey.get('u1')!.steps, 5, 'the record after the torn line is whole');
-    await assert.rejects(log.append({ type: 'unit.placed', unit: 'u1', try: 0, ref: ref('u1') } as never), (e: unknown) => isExpBenchError(e, 'BAD_INPUT') && /try: Too small/.test((e as Error).message));
+    assert.equal(v.byKey.get(key('u1'))!.tokens, 480);
+    assert.equal(v.byKey.get(key('u1'))!.steps, 5, 'the record after the torn line is whole');
+    await assert.rejects(log.append({ type: 'unit.placed', unit: key('u1'), try: 0, ref: ref('u1') } as never), (e: unknown) => isExpBenchError(e, 'BAD_INPUT') && /try: Too small/.test((e as Error).message));
+    await assert.rejects(log.append({ ...planned('u9'), dir: 'units/../../etc' }), (e: unknown) => isExpBenchError(e, 'BAD_INPUT') && /a unit folder is units\/<name>/.test((e as Error).message), 'a unit folder outside units/ is refused');
   });
 
   it('the agent\'s conversation is rebuilt from an event log: turns, results, nudges, interrupted and cut calls', async () => {
@@ -219,6 +225,55 @@ describe('run sets (src/core/runs): spec, keys, state, planning; no engine neede
     const call = (id: string) => ({ role: 'assistant', content: null, tool_calls: [{ id }] });
     assert.equal(nextReply([{ role: 'system' }, { role: 'user' }]), 0);
     assert.equal(nextReply([{ role: 'user' }, call('a'), { role: 'tool', tool_call_id: 'a', content: 'ok' } as never, call('b'), { role: 'tool', tool_call_id: 'b', content: 'error: x' } as never]), 1);
+  });
+
+  it('the terminal board: on a TTY one block updated in place (cursor up, clear), else one plain line per record worth telling', async () => {
+    const file = path.join(tmp, 'spec.jsonc');
+    await fsp.writeFile(file, SPEC());
+    const { spec, text } = await readSpec(file);
+    const dir = path.join(tmp, 'run');
+    const made = await createRunSet(dir, spec, text, file, (await planRunSet(spec)).units);
+    const view = made.view;
+    const layout = new RunSetLayout(dir);
+    const sink = (tty: boolean) => {
+      let out = '';
+      const stream = { write: (t: string) => { out += t; return true; }, columns: 120, rows: 30, isTTY: tty } as unknown as NodeJS.WriteStream;
+      return { stream, text: () => out };
+    };
+    const u = view.units[0];
+    const ref = { kind: 'local', unit: u.unit, id: `${os.hostname()}/1/1`, logFile: path.join(dir, 'x.log'), submittedAt: new Date().toISOString() };
+    const recs = [
+      { v: 1 as const, at: '2026-01-01T10:00:00.000Z', type: 'unit.placed' as const, unit: u.unit, try: 1, ref },
+      { v: 1 as const, at: '2026-01-01T10:00:01.000Z', type: 'unit.started' as const, unit: u.unit, try: 1, ref, host: 'h' },
+      { v: 1 as const, at: '2026-01-01T10:00:02.000Z', type: 'unit.progress' as const, unit: u.unit, phase: 'design', steps: 1 },
+      { v: 1 as const, at: '2026-01-01T10:00:09.000Z', type: 'unit.finished' as const, unit: u.unit, try: 1, status: 'failed' as const, message: 'out of retries (2): model endpoint: 503', log: `exec/${u.name}/try-1.log` },
+    ];
+    const plain = sink(false);
+    const board = new TerminalBoard(layout, plain.stream, false);
+    for (const r of recs) { applyRecord(view, r); board.update(r, view); }
+    board.close();
+    assert.deepEqual(plain.text().split('\n').filter(Boolean), [
+      '10:00:00 fixture2026/90001/0 scripted a1: placed (try 1)',
+      '10:00:01 fixture2026/90001/0 scripted a1: running (try 1)',
+      `10:00:09 fixture2026/90001/0 scripted a1: failed: out of retries (2): model endpoint: 503 (log exec/${u.name}/try-1.log)`,
+    ], 'progress records print no line');
+    const tty = sink(true);
+    const live = new TerminalBoard(layout, tty.stream, true);
+    live.update(recs[0], view);
+    live.update(recs[1], view); // within 250 ms: drawn once more later, not now
+    assert.equal(tty.text().split('\x1b[').length, 1, 'the first block has no cursor movement');
+    live.close();
+    const blocks = tty.text().split(/\x1b\[(\d+)F\x1b\[J/);
+    assert.equal(blocks.length, 3, 'the second draw moved the cursor up over the first block and cleared it');
+    assert.equal(Number(blocks[1]), blocks[0].trimEnd().split('\n').length, 'by exactly the first block\'s lines');
+    assert.match(blocks[2], /^run set fixture six \(.*\): 6 units: 0 done, 0 running, 5 pending, 1 failed, 0 cancelled/);
+    assert.match(blocks[2], /fixture2026\/90001\/0 +scripted +failed ⚠ +1 design +0:08\/2:10:00 /);
+    // Many units on a small terminal: the running and failed first, then a line saying how many more.
+    const rows = boardRows(view, layout);
+    const picked = pickRows([...rows, ...rows, ...rows], 6);
+    assert.equal(picked.length, 6);
+    assert.equal(picked[0].status, 'failed');
+    assert.match(formatBoard('h', picked), /13 more .*`runs status DIR` lists every unit/);
   });
 
   it('status of the run set reads the state only (no session is opened): rows with elapsed vs limit and the orchestrator named', async () => {

@@ -30,8 +30,8 @@ export interface ExitRecord {
   exitCode: number | null;
   signal: string | null;
   at: string;
-  /** Set when {@link LocalPlacement.reap} or {@link LocalPlacement.cancel} stopped it. */
-  stoppedBy?: 'reap' | 'cancel';
+  /** Set when {@link LocalPlacement.reap} or {@link LocalPlacement.cancel} stopped it, or its time limit ran out (`timeout`). */
+  stoppedBy?: 'reap' | 'cancel' | 'timeout';
 }
 
 /**
@@ -48,7 +48,7 @@ export function writeOwnExitRecord(exitCode: number, env: NodeJS.ProcessEnv = pr
 }
 
 interface Queued { job: PlacementJob; ref: PlacementRef }
-interface Running { job: PlacementJob; ref: PlacementRef; pid: number; startedAt: string }
+interface Running { job: PlacementJob; ref: PlacementRef; pid: number; startedAt: string; timedOut?: boolean }
 
 /** Options of {@link LocalPlacement}. */
 export interface LocalPlacementOptions {
@@ -160,13 +160,33 @@ export class LocalPlacement implements Placement {
       return { unit: ref.unit, ref: current, phase: 'queued', reason: this.queuedReason(q.job, cap) };
     }
     const run = this.running.get(ref.unit);
-    if (run && run.ref.id === current.id) return { unit: ref.unit, ref: current, phase: 'running', startedAt: run.startedAt, host: os.hostname() };
+    if (run && run.ref.id === current.id) {
+      this.enforceTime(run);
+      return { unit: ref.unit, ref: current, phase: 'running', startedAt: run.startedAt, host: os.hostname() };
+    }
     const gone = ownerGone(current.id);
     if (gone === undefined) return { unit: ref.unit, ref: current, phase: 'ended', end: 'lost', reason: `started on another host (${current.id.split('/')[0]}): cannot be read here` };
     if (!gone) return { unit: ref.unit, ref: current, phase: 'running', host: os.hostname() };
     return readExit(current).then((x) => x
-      ? { unit: ref.unit, ref: current, phase: 'ended' as const, end: x.stoppedBy ? 'cancelled' as const : 'exited' as const, exitCode: x.exitCode, signal: x.signal, endedAt: x.at, host: os.hostname() }
+      ? { unit: ref.unit, ref: current, phase: 'ended' as const, end: x.stoppedBy === 'timeout' ? 'timeout' as const : x.stoppedBy ? 'cancelled' as const : 'exited' as const, exitCode: x.exitCode, signal: x.signal, endedAt: x.at, host: os.hostname(),
+        ...(x.stoppedBy === 'timeout' ? { reason: 'its time limit ran out' } : {}) }
       : { unit: ref.unit, ref: current, phase: 'ended' as const, end: 'lost' as const, reason: 'its process is gone and left no exit record', host: os.hostname() });
+  }
+
+  /**
+   * A unit of this process that has run past its time limit (`resources.timeSeconds`) is stopped
+   * as a reap stops one (SIGTERM, then SIGKILL after 30 s) and ends as `timeout`, as Slurm's
+   * `--time` ends a job. Checked on each poll; started once per unit.
+   */
+  private enforceTime(run: Running): void {
+    if (run.timedOut || Date.now() - Date.parse(run.startedAt) <= run.job.resources.timeSeconds * 1000) return;
+    run.timedOut = true;
+    logger.warn(`unit ${run.job.name} ran past its limit of ${run.job.resources.timeSeconds} s: stopping it`);
+    void stopProcessGroup(run.ref.id, run.pid, 30_000).then(async (how) => {
+      if (how) writeExit(run.job.logFile, { exitCode: null, signal: how, at: new Date().toISOString(), stoppedBy: 'timeout' });
+      const x = await readExit(run.ref);
+      if (x && !x.stoppedBy) writeExit(run.job.logFile, { ...x, stoppedBy: 'timeout' });
+    });
   }
 
   private queuedReason(job: PlacementJob, cap: Capacity): string {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
+import { parseHarnessJudgeName } from '../interop/harnessLayout';
 import { importFiles } from '../trajectory/import';
 import type { LoadResult } from '../tasks/types';
 
@@ -59,8 +60,10 @@ export async function collectImports(from: string[], loaded: LoadResult): Promis
     const n = (counts.get(task) ?? 0) + 1;
     counts.set(task, n);
     const attempt = typeof meta.iteration === 'number' && meta.iteration > 0 ? meta.iteration : n;
-    const agent = typeof meta.config?.agent_name === 'string' ? meta.config.agent_name : undefined;
-    const model = typeof meta.config?.llm_name === 'string' ? meta.config.llm_name : undefined;
+    // The harness's config names agent and model; else its folders do (`…/<paperId>/<agent>/<model>/`).
+    const byPath = parts.map((f) => parseHarnessJudgeName(f.replace(/_eval_[a-z_.]+$/, '_eval_judge.json'))).find((n) => n?.from === 'path');
+    const agent = typeof meta.config?.agent_name === 'string' ? meta.config.agent_name : byPath?.agent;
+    const model = typeof meta.config?.llm_name === 'string' ? meta.config.llm_name : byPath?.model;
     const actorName = [agent, model].filter(Boolean).join('-').replace(/[^\w.+-]+/g, '-').slice(0, 64) || 'import';
     const hashed = await Promise.all(parts.map(async (f) => ({ path: f, sha256: await sha256File(f) })));
     records.push({ task, attempt, files: hashed, actorName, ...(t.format !== 'exp-bench-harness' ? { trajectoryId: t.id } : {}) });

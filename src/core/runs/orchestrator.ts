@@ -271,10 +271,8 @@ class Orchestrator {
     if (stoppingNow) return this.append({ type: 'unit.cancelled', unit: u.unit, try: u.try });
     // A unit that only waited in a dead process's own queue never ran: placed again, not counted.
     if (!result && s.ref.id.startsWith('queued:')) return this.append({ type: 'unit.requeued', unit: u.unit, try: u.try, end: 'unstarted', ...(s.reason ? { reason: s.reason } : {}) });
-    // The engine's word when it ended the try (Slurm TIMEOUT, PREEMPTED, NODE_FAIL): the unit's own
-    // `interrupted` only says that it stopped on the SIGTERM the engine sent.
-    const byEngine = s.end === 'timeout' || s.end === 'preempted' || s.end === 'node_fail';
-    const end = byEngine ? s.end! : result?.status === 'interrupted' ? 'cancelled' : s.end ?? 'lost';
+    // The engine's word first (a timeout, a preemption, a node failure), else the unit's own (it was stopped), else lost.
+    const end = s.end && s.end !== 'exited' && s.end !== 'cancelled' ? s.end : result?.status === 'interrupted' || s.end === 'cancelled' ? 'cancelled' : 'lost';
     if (u.requeues >= d.retries.requeues) return fin('failed', `interrupted ${u.requeues + 1} times (last: ${end}${s.reason ? `: ${s.reason}` : ''}): see ${log}`, result);
     return this.append({ type: 'unit.requeued', unit: u.unit, try: u.try, end, ...(s.reason ? { reason: s.reason } : {}) });
   }

@@ -180,7 +180,8 @@ export async function selectTasks(spec: Pick<RunSetSpec, 'tasks'>, loaded: LoadR
       throw new ExpBenchError('BAD_INPUT', sel.file, `cannot read the split file: ${errorMessage(e)}`);
     }
     text.split('\n').forEach((raw, i) => {
-      const line = raw.replace(/#.*$/, '').trim();
+      const hash = raw.indexOf('#');
+      const line = (hash < 0 ? raw : raw.slice(0, hash)).trim();
       if (line) patterns.push({ pattern: line, from: `${sel.file}:${i + 1}` });
     });
   }

@@ -50,9 +50,9 @@ export type UnitOutcome = z.infer<typeof OutcomeSchema>;
 export const RunSetRecordSchema = z.discriminatedUnion('type', [
   rec('runset.created', { id: z.string().regex(/^[\w.:-]{1,128}$/), name: z.string(), spec: z.record(z.string(), z.unknown()), specFile: z.string(), tool: z.string() }),
   rec('unit.planned', {
-    unit: z.string(), name: z.string(), task: z.string(), attempt: z.number().int().positive(), actor: ActorSchema, resources: ResourcesSchema,
+    unit: z.string().regex(/^[0-9a-f]{64}$/, 'a unit key is 64 hex digits'), name: z.string().regex(/^[\w.+-]{1,200}$/, 'a unit name is a folder name'), task: z.string(), attempt: z.number().int().positive(), actor: ActorSchema, resources: ResourcesSchema,
     keyParts: z.object({ task: z.string(), actor: z.string(), image: z.string(), pin: z.string() }),
-    dir: z.string(), source: z.string(), commit: z.string().nullable(), image: z.string(),
+    dir: z.string().regex(/^units\/[\w.+-]{1,200}$/, 'a unit folder is units/<name>'), source: z.string(), commit: z.string().nullable(), image: z.string(),
   }),
   rec('orchestrator.started', { owner: z.string(), command: z.string(), placement: z.string(), capacity: z.string() }),
   rec('orchestrator.reaped', { stopped: z.array(z.object({ unit: z.string(), id: z.string(), how: z.string() })), containers: z.array(z.string()) }),
