@@ -75,6 +75,7 @@ describe('Slurm placement, pure parts (src/core/placement/slurm/): what Slurm pr
     assert.equal(gpusOfGres('gpu:a100:4(S:0-1)'), 4);
     assert.equal(gpusOfGres('gpu:tesla:2,gpu:k80:2,mps:200'), 4);
     assert.equal(gpusOfGres('gpu:a100:4(S:0-1),mps:400(S:0)'), 4);
+    assert.equal(gpusOfGres('gpu:a100:2(S:0,1),gpu:v100:1(S:1)'), 3, 'a comma inside the socket list is not an entry');
     assert.equal(gpusOfGres('(null)'), 0);
     assert.equal(gpusOfGres('mps:100'), 0);
   });

@@ -167,11 +167,25 @@ export function slurmMinutes(seconds: number): number {
  */
 export function gpusOfGres(gres: string): number {
   let n = 0;
-  for (const entry of gres.split(/,(?![^(]*\))/)) {
+  for (const entry of topLevelEntries(gres)) {
     const m = /^gpu(?::[^:(]+)?:(\d+)/.exec(entry.trim());
     if (m) n += Number(m[1]);
   }
   return n;
+}
+
+/** `a,b(S:0,1),c` → `a`, `b(S:0,1)`, `c`: split at the commas outside parentheses (one pass, no regex). */
+function topLevelEntries(s: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '(') depth++;
+    else if (s[i] === ')') depth = Math.max(0, depth - 1);
+    else if (s[i] === ',' && depth === 0) { out.push(s.slice(from, i)); from = i + 1; }
+  }
+  out.push(s.slice(from));
+  return out;
 }
 
 /** One node line of `sinfo -h -N -o '%N|%P|%c|%m|%G|%l|%t'`. */
