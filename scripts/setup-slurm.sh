@@ -16,7 +16,14 @@
 # Clients need `SLURM_CONF=<folder>/etc/slurm.conf` (printed at the end; also in <folder>/env.sh).
 #   bash scripts/setup-slurm.sh          set up and start (or check that it runs)
 #   bash scripts/setup-slurm.sh --stop   stop the daemons this folder's pid files name
-# Needs root (apt-get, munged, slurmd). Exit status 0 only when sinfo and sacct answer at the end.
+# Cached, never depended on: the downloaded packages (.cache/apt-slurm/, reused by apt-get when
+# present), the configuration and the accounting database in the folder. The configuration is
+# rewritten when it was made for another machine (host name, `slurmd -C`) or by another version of
+# this recipe (RECIPE below), and stale pid files and sockets of daemons that are gone are ignored.
+# Needs root (apt-get, munged, slurmd). Exit status: 0 when sinfo and sacct answer at the end; 3
+# when Slurm cannot run on this machine at all (not root and no sudo, no apt-get, Debian's Slurm
+# packages not installable): the reason is printed and written to <folder>/unavailable, where the
+# Slurm tests read it and skip saying so (test/harness/slurm.ts); any other status is a failure.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,21 +35,33 @@ DBD_CONF="$DIR/etc/slurmdbd.conf"
 MUNGE_SOCK="$DIR/munge/run/munge.socket"
 DB_SOCK="$DIR/mysql/run/mysqld.sock"
 PACKAGES=(slurm-wlm slurmdbd munge mariadb-server)
+# Bump when the configuration written below changes, so that a cached folder's is rewritten.
+RECIPE=2
+APT_CACHE="${EXPBENCH_SLURM_APT_CACHE:-$ROOT/.cache/apt-slurm}"
 
 say() { echo "[setup-slurm $(( SECONDS - START ))s] $*"; }
 die() { echo "[setup-slurm] error: $*" >&2; exit 1; }
+# Slurm cannot run on this machine: says why, records it for the tests, exits 3.
+unavailable() {
+  echo "[setup-slurm] Slurm cannot run here: $*" >&2
+  mkdir -p "$DIR" && printf '%s\n' "$*" > "$DIR/unavailable"
+  exit 3
+}
 export SLURM_CONF="$CONF"
 
 # Each daemon's pid file (MariaDB's in a folder its user `mysql` can write).
 pidfile_of() { if [[ $1 == mariadbd ]]; then echo "$DIR/mysql/run/mariadbd.pid"; else echo "$DIR/run/$1.pid"; fi; }
 
-# The pid in a pid file when that process runs and is the program named (a reused pid is not it).
+# The pid in a pid file when that process runs, is the program named and is this folder's (its
+# command line names the folder, or its environment this SLURM_CONF): a reused pid, or a pid file
+# copied with a cached folder, is not it.
 running_pid() {
   local file=$1 prog=$2 pid
   [[ -s "$file" ]] || return 1
   pid="$(tr -dc 0-9 < "$file")"
   [[ -n "$pid" && -r "/proc/$pid/comm" ]] || return 1
   [[ "$(cat "/proc/$pid/comm")" == "$prog" ]] || return 1
+  grep -qaF -- "$DIR/" "/proc/$pid/cmdline" 2>/dev/null || grep -qzxF -- "SLURM_CONF=$CONF" "/proc/$pid/environ" 2>/dev/null || return 1
   echo "$pid"
 }
 
@@ -85,11 +104,16 @@ answers() {
 [[ $# -eq 0 ]] || die "unknown argument $1 (expected none, or --stop)"
 
 if [[ -f "$CONF" ]] && command -v sinfo >/dev/null 2>&1 && answers; then
+  rm -f "$DIR/unavailable"
   say "Slurm already runs ($(sinfo -V)); node: $(sinfo -h -N -o '%N %t %c CPUs %m MiB %G' | head -1)"
   say "export SLURM_CONF=$CONF"
   exit 0
 fi
-[[ $(id -u) -eq 0 ]] || die "needs root (apt-get, munged, slurmd)"
+if [[ $(id -u) -ne 0 ]]; then
+  # The daemons need root (munged, slurmd as SlurmdUser=root): rerun as root when sudo can.
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then exec sudo -n -E bash "${BASH_SOURCE[0]}" "$@"; fi
+  unavailable "needs root (apt-get, munged, slurmd) and sudo -n is not possible"
+fi
 
 # --- packages ---------------------------------------------------------------------------------
 missing=()
@@ -97,14 +121,22 @@ for p in "${PACKAGES[@]}"; do
   [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == "install ok installed" ]] || missing+=("$p")
 done
 if (( ${#missing[@]} )); then
-  say "installing ${missing[*]}"
+  command -v apt-get >/dev/null 2>&1 || unavailable "no apt-get to install ${missing[*]} (Debian's packages; elsewhere install Slurm 22.05+ with slurmdbd, munge and MariaDB)"
+  say "installing ${missing[*]} (packages kept in $APT_CACHE)"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  mkdir -p "$APT_CACHE/partial"
+  install_pkgs() { apt-get install -y -qq --no-install-recommends -o Dir::Cache::archives="$APT_CACHE" "${missing[@]}" >/dev/null; }
+  # Package lists already present are tried first; stale or missing ones are updated, then tried again.
+  if ! { apt-cache show "${missing[@]}" >/dev/null 2>&1 && install_pkgs; }; then
+    apt-get update -qq || unavailable "apt-get update failed (no package source reachable)"
+    apt-cache show "${missing[@]}" >/dev/null 2>&1 || unavailable "the package sources have no ${missing[*]} (Debian's Slurm packages)"
+    install_pkgs || die "apt-get install ${missing[*]} failed"
+  fi
 fi
 for b in munged mariadbd mariadb-install-db slurmdbd slurmctld slurmd sacctmgr sbatch sacct; do
   command -v "$b" >/dev/null 2>&1 || die "$b is missing after installing ${PACKAGES[*]}"
 done
+rm -f "$DIR/unavailable"
 
 # --- folders and configuration (written once) --------------------------------------------------
 mkdir -p "$DIR"/{etc,run,log,state,spool,munge/run,mysql/run}
@@ -126,6 +158,23 @@ if [[ ! -f "$DIR/munge/munge.key" ]]; then
   chmod 0400 "$DIR/munge/munge.key"
 fi
 
+# This machine as slurmd sees it: NodeName=… CPUs=… Boards=… SocketsPerBoard=… CoresPerSocket=… ThreadsPerCore=… RealMemory=…
+node_line="$(slurmd -C | head -1 | sed -E 's/^NodeName=[^ ]+ //')"
+[[ "$node_line" == CPUs=* ]] || die "slurmd -C printed no node line: $node_line"
+machine="recipe $RECIPE; folder $DIR; node $NODE; $node_line; ports $BASE"
+if [[ -f "$CONF" && "$(cat "$DIR/etc/machine" 2>/dev/null)" != "$machine" ]]; then
+  # A folder made on another machine or by another recipe: its daemons (if any run) are stopped, its
+  # configuration and the controller's state (jobs and nodes of that configuration) made anew; the
+  # accounting database stays.
+  say "the configuration in $DIR/etc was made for another machine or recipe: writing it anew"
+  for d in slurmd slurmctld slurmdbd; do
+    if pid="$(running_pid "$(pidfile_of "$d")" "$d")"; then
+      kill -TERM "$pid"; for ((i = 0; i < 120 && -d /proc/$pid; i++)); do sleep 0.25; done
+    fi
+  done
+  rm -rf "$DIR/state" "$DIR/spool" && mkdir -p "$DIR/state" "$DIR/spool"
+  rm -f "$CONF" "$DBD_CONF"
+fi
 if [[ ! -f "$DBD_CONF" ]]; then
   pass="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   (umask 077; cat > "$DBD_CONF.tmp" <<EOF
@@ -150,9 +199,6 @@ EOF
 fi
 
 if [[ ! -f "$CONF" ]]; then
-  # This machine as slurmd sees it: NodeName=… CPUs=… Boards=… SocketsPerBoard=… CoresPerSocket=… ThreadsPerCore=… RealMemory=…
-  node_line="$(slurmd -C | head -1 | sed -E 's/^NodeName=[^ ]+ //')"
-  [[ "$node_line" == CPUs=* ]] || die "slurmd -C printed no node line: $node_line"
   cat > "$CONF.tmp" <<EOF
 # Written by scripts/setup-slurm.sh: a one-node Slurm for EXP-Bench Workbench's tests and local runs.
 ClusterName=expbench
@@ -195,6 +241,7 @@ EOF
   # No GPU here: the gres is declared on /dev/null so that GPU requests are accepted (and held in tests).
   echo "NodeName=$NODE Name=gpu File=/dev/null" > "$DIR/etc/gres.conf"
   mv "$CONF.tmp" "$CONF"
+  printf '%s\n' "$machine" > "$DIR/etc/machine"
 fi
 printf 'export SLURM_CONF=%q\n' "$CONF" > "$DIR/env.sh"
 
@@ -228,6 +275,8 @@ mariadb --no-defaults -S "$DB_SOCK" -u root <<EOF
 CREATE DATABASE IF NOT EXISTS slurm_acct_db;
 CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
 CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$pass';
+ALTER USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
+ALTER USER 'slurm'@'localhost' IDENTIFIED BY '$pass';
 GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
 GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';
 EOF

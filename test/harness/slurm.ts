@@ -5,12 +5,14 @@
  * - {@link requireSlurm}: finds the configuration (`SLURM_CONF`, else the local Slurm of this
  *   checkout: `$EXPBENCH_SLURM_DIR/etc/slurm.conf`, default `.cache/slurm/`), sets `SLURM_CONF` in
  *   this process's environment (the placement and the CLI's children inherit it), and checks that
- *   `sinfo` and `sacct` answer. In CI (`CI=true`) a missing Slurm FAILS the test; elsewhere it is
- *   skipped with the reason in its title.
+ *   `sinfo` and `sacct` answer. In CI (`CI=true`) a missing Slurm FAILS the test, unless
+ *   setup-slurm.sh recorded that Slurm cannot run on this machine at all (`<folder>/unavailable`:
+ *   not root, no packages); then, as everywhere outside CI, it is skipped with the reason printed
+ *   and in its title.
  * - {@link squeueOf}, {@link sacctOf}: what Slurm says, for assertions.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { inCI } from './docker';
 import { repoRoot } from './paths';
@@ -38,9 +40,14 @@ export function slurm(program: string, args: string[]): Promise<{ code: number; 
 export async function requireSlurm(ctx: Mocha.Context): Promise<string> {
   if (!process.env.SLURM_CONF && existsSync(localSlurmConf())) process.env.SLURM_CONF = localSlurmConf();
   const conf = process.env.SLURM_CONF ?? '/etc/slurm/slurm.conf';
+  // scripts/setup-slurm.sh found that Slurm cannot run on this machine at all (not root, no packages): its reason.
+  const unavailable = path.join(path.dirname(path.dirname(localSlurmConf())), 'unavailable');
+  const cannot = existsSync(unavailable) ? readFileSync(unavailable, 'utf8').trim().slice(0, 500) : undefined;
   const fail = (why: string): never => {
-    const reason = `${why} (SLURM_CONF=${conf}; bash scripts/setup-slurm.sh makes a local Slurm)`;
-    if (inCI) throw new Error(`CI=true and ${reason}`);
+    const reason = cannot
+      ? `${why}; scripts/setup-slurm.sh: Slurm cannot run here: ${cannot}`
+      : `${why} (SLURM_CONF=${conf}; bash scripts/setup-slurm.sh makes a local Slurm)`;
+    if (inCI && !cannot) throw new Error(`CI=true and ${reason}`);
     if (ctx.test) ctx.test.title += ` (SKIPPED: ${reason})`;
     console.warn(`  [slurm] skipping: ${reason}`);
     ctx.skip();

@@ -11,8 +11,8 @@ import { readEvents } from '../../src/core/session/events';
 import { readLatestRecord } from '../../src/core/verify/record';
 import { requireDocker } from '../harness/docker';
 import type { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
-import { buildRunSetFixture, startUnitModel } from '../harness/runSetFixture';
-import { requireSlurm, sacctByName, squeueOf } from '../harness/slurm';
+import { buildRunSetFixture, nextReply, startUnitModel, taskOf } from '../harness/runSetFixture';
+import { requireSlurm, sacctByName, slurm, squeueOf } from '../harness/slurm';
 import { CLI, cli, OFFLINE_ENV } from './cli.helpers';
 
 const SPEC = (tasks: number[], extra = '') => `{
@@ -77,9 +77,20 @@ describe('run sets on Slurm (bundled CLI, the local Slurm, real Docker, the scri
     let out = '';
     start.stdout!.on('data', (d: Buffer) => { out += d; });
     start.stderr!.on('data', (d: Buffer) => { out += d; });
-    // Killed once every unit is in Slurm and two run.
+    // Killed once every unit is in Slurm and two run; the units' containers, made by the CLI in the
+    // job, are looked at on the way: as strict as locally.
+    const inspected = new Map<string, Docker.ContainerInspectInfo>();
+    const dataset = path.join(tmp, 'exp-bench');
+    const look = async (id: string) => {
+      for (const c of await listRunSetContainers(docker, id)) {
+        if (inspected.has(c.Id)) continue;
+        const info = await docker.getContainer(c.Id).inspect().catch(() => undefined);
+        if (info) inspected.set(c.Id, info);
+      }
+    };
     await until('four units placed, two running', async () => {
       const v = await state(dir);
+      if (v?.id) await look(v.id);
       return v && v.units.every((u) => u.ref) && v.counts.running >= 2 ? v : undefined;
     });
     start.kill('SIGKILL');
@@ -98,8 +109,19 @@ describe('run sets on Slurm (bundled CLI, the local Slurm, real Docker, the scri
     const text = await cli(['runs', 'status', dir], { env });
     assert.match(text.stdout, /`runs resume` re-attaches to their jobs/);
 
-    const r = await cli(['runs', 'resume', dir], { env });
+    const resume = cli(['runs', 'resume', dir], { env });
+    let resumed = false;
+    void resume.finally(() => { resumed = true; });
+    while (!resumed) { await look(v0.id); await new Promise((res) => setTimeout(res, 300)); }
+    const r = await resume;
     assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.ok(inspected.size >= 1, 'a container of the run set was seen while the units ran');
+    for (const info of inspected.values()) {
+      const what = `${info.Name} (${info.Config.Labels['expbench.role'] ?? '?'})`;
+      assert.equal(info.HostConfig.NetworkMode, 'none', `${what}: no network`);
+      assert.ok(info.Config.User && !/^(0|root)(:|$)/.test(info.Config.User), `${what}: not root (User=${info.Config.User})`);
+      for (const m of info.Mounts) assert.ok(!path.resolve(m.Source).startsWith(dataset), `${what}: the dataset (ground truth) is not mounted: ${m.Source}`);
+    }
     assert.doesNotMatch(r.stderr, /reaped/);
     const v = (await state(dir))!;
     assert.deepEqual(v.counts, { pending: 0, running: 0, done: 4, failed: 0, cancelled: 0 }, r.stderr);
@@ -153,5 +175,75 @@ describe('run sets on Slurm (bundled CLI, the local Slurm, real Docker, the scri
     const v = (await state(dir))!;
     assert.deepEqual(v.counts, { pending: 0, running: 0, done: 0, failed: 0, cancelled: 2 });
     assert.deepEqual(await listRunSetContainers(docker, v.id), []);
+  });
+
+  it('a task whose curation file asks for a GPU: its unit is submitted with --gres=gpu:1, held (--hold), seen in scontrol show job, then `runs cancel`', async () => {
+    // A dataset of its own: the curation file speaks for the whole paper.
+    const gpuDir = path.join(tmp, 'gpu-dataset');
+    await buildRunSetFixture(gpuDir);
+    await fsp.writeFile(path.join(gpuDir, 'exp-bench', 'tasks', 'fixture2026', '90001', 'curation.jsonc'), '{ "version": 1, "environment": { "gpus": 1 } }');
+    const spec = SPEC([0]).replace('"datasets": ["exp-bench"]', `"datasets": [${JSON.stringify(path.join(gpuDir, 'exp-bench'))}]`)
+      .replace('"container": "docker" }', '"container": "docker", "extraArgs": ["--hold"] }');
+    await fsp.writeFile(path.join(tmp, 'spec-gpu.jsonc'), spec);
+    const dir = path.join(tmp, 'gpu');
+    const start = spawn(process.execPath, [CLI, 'runs', 'start', path.join(tmp, 'spec-gpu.jsonc'), '--out', dir], { env, stdio: 'ignore' });
+    started.push(start);
+    const v0 = await until('the GPU unit held in Slurm', async () => {
+      const v = await state(dir);
+      return v && v.units[0]?.ref && v.units[0].detail === 'pending: JobHeldUser' ? v : undefined;
+    }, 120_000);
+    assert.equal(v0.units[0].resources.gpus, 1, 'the curation file\'s GPU');
+    const show = (await slurm('scontrol', ['show', 'job', v0.units[0].ref!.id])).stdout;
+    assert.match(show, /TresPerNode=gres:gpu:1/);
+    assert.match(show, /JobState=PENDING Reason=JobHeldUser/);
+    const c = await cli(['runs', 'cancel', dir], { env });
+    assert.equal(c.code, 0, c.stderr);
+    await new Promise((r) => (start.exitCode !== null ? r(start.exitCode) : start.once('exit', r)));
+    assert.deepEqual(await activeJobs(v0.id), [], 'squeue holds none of its jobs');
+    assert.deepEqual((await state(dir))!.counts, { pending: 0, running: 0, done: 0, failed: 0, cancelled: 1 });
+  });
+
+  it('a node failure under a running unit: NODE_FAIL from Slurm, the unit requeued as try 2 in a new job, resumed from its session, done with E_clean', async () => {
+    await fsp.writeFile(path.join(tmp, 'spec-fail.jsonc'), SPEC([5], ', "limits": {"cpus": 1, "memoryMiB": 2048}'));
+    const dir = path.join(tmp, 'fail');
+    const start = spawn(process.execPath, [CLI, 'runs', 'start', path.join(tmp, 'spec-fail.jsonc'), '--out', dir], { env, stdio: 'ignore' });
+    started.push(start);
+    const v0 = await until('the unit running, its agent under way', async () => {
+      const v = await state(dir);
+      const u = v?.units[0];
+      if (!v || !u || v.counts.running !== 1) return undefined;
+      const { events } = await readEvents(new SessionLayout(new RunSetLayout(dir).session(u.dir)).events).catch(() => ({ events: [] as Array<{ type: string }> }));
+      return events.filter((e) => e.type.startsWith('agent.')).length >= 3 ? v : undefined;
+    }, 300_000);
+    const first = v0.units[0].ref!.id;
+    let seenBefore = 0;
+    const node = (await slurm('squeue', ['-h', '-j', first.split('_')[0], '-o', '%N'])).stdout.trim().split('\n')[0];
+    try {
+      assert.equal((await slurm('scontrol', ['update', `nodename=${node}`, 'state=down', 'reason=expbench-test-node-fail'])).code, 0);
+      await until('the unit requeued', async () => ((await records(dir)).some((x) => x.type === 'unit.requeued') ? true : undefined), 120_000);
+      seenBefore = model.requests.length;
+    } finally {
+      await slurm('scontrol', ['update', `nodename=${node}`, 'state=resume']);
+    }
+    const code = await new Promise((r) => (start.exitCode !== null ? r(start.exitCode) : start.once('exit', r)));
+    const recs = await records(dir);
+    assert.equal(code, 0, JSON.stringify(recs.slice(-6)));
+    const requeued = recs.find((x) => x.type === 'unit.requeued') as unknown as { try: number; end: string };
+    assert.deepEqual([requeued.try, requeued.end], [1, 'node_fail']);
+    const placed = recs.filter((x) => x.type === 'unit.placed') as unknown as Array<{ try: number; ref: { id: string } }>;
+    const second = placed.find((p) => p.try === 2)!.ref.id;
+    assert.notEqual(second.split('_')[0], first.split('_')[0], 'try 2 is a job of its own');
+    const v = (await state(dir))!;
+    assert.deepEqual(v.counts, { pending: 0, running: 0, done: 1, failed: 0, cancelled: 0 });
+    const layout = new SessionLayout(new RunSetLayout(dir).session(v.units[0].dir));
+    const { events } = await readEvents(layout.events);
+    const jobs = events.filter((e) => e.type === 'session.opened').map((e) => (e.type === 'session.opened' ? e.job?.id : undefined));
+    assert.deepEqual([jobs[0], jobs[jobs.length - 1]], [first, second], 'the session records both jobs, in order');
+    // Try 2 went on from the conversation its session recorded, not from the start.
+    const resumedCall = model.requests.slice(seenBefore).find((q) => taskOf(q) === 'fixture2026/90001/5');
+    assert.ok(resumedCall, 'try 2 asked the model');
+    assert.ok(nextReply(resumedCall.body?.messages ?? []) >= 1, `try 2's first request carries the earlier tool calls (${nextReply(resumedCall.body?.messages ?? [])})`);
+    assert.equal((await readLatestRecord(layout)).record?.E_clean, true);
+    assert.deepEqual(await activeJobs(v.id), []);
   });
 });
