@@ -87,13 +87,29 @@ stop_all() {
     local name=${d%%:*} prog=${d##*:} pid
     if pid="$(running_pid "$(pidfile_of "$name")" "$prog")"; then
       say "stopping $name (pid $pid)"
-      kill -TERM "$pid"; any=1
-      for ((i = 0; i < 120 && -d /proc/$pid; i++)); do sleep 0.25; done
-      [[ -d /proc/$pid ]] && die "$name (pid $pid) did not stop after 30 s"
+      any=1
+      stop_pid "$name" "$pid"
     fi
   done
   (( any )) || say "nothing of $DIR runs"
   exit 0
+}
+
+# SIGTERM to one daemon, and waits (at most 30 s) until it is gone.
+stop_pid() {
+  local name=$1 pid=$2 i=0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  while [[ -d /proc/$pid ]] && (( i++ < 120 )); do sleep 0.25; done
+  [[ ! -d /proc/$pid ]] || die "$name (pid $pid) did not stop after 30 s"
+}
+
+# Whether the configuration was written for this folder on this host by this recipe (a folder
+# copied from elsewhere, or restored from a cache, is not), before its daemons are trusted.
+conf_is_ours() {
+  local m; m="$(cat "$DIR/etc/machine" 2>/dev/null || true)"
+  [[ "$m" == "recipe $RECIPE; folder $DIR; node $(hostname -s); "* ]] && return 0
+  # Written before the machine record existed: this folder's when it names this folder.
+  [[ -z "$m" && $RECIPE == 2 ]] && grep -qxF "StateSaveLocation=$DIR/state" "$CONF"
 }
 
 answers() {
@@ -103,7 +119,7 @@ answers() {
 [[ "${1:-}" == "--stop" ]] && stop_all
 [[ $# -eq 0 ]] || die "unknown argument $1 (expected none, or --stop)"
 
-if [[ -f "$CONF" ]] && command -v sinfo >/dev/null 2>&1 && answers; then
+if [[ -f "$CONF" ]] && conf_is_ours && command -v sinfo >/dev/null 2>&1 && answers; then
   rm -f "$DIR/unavailable"
   say "Slurm already runs ($(sinfo -V)); node: $(sinfo -h -N -o '%N %t %c CPUs %m MiB %G' | head -1)"
   say "export SLURM_CONF=$CONF"
@@ -168,9 +184,7 @@ if [[ -f "$CONF" && "$(cat "$DIR/etc/machine" 2>/dev/null)" != "$machine" ]]; th
   # accounting database stays.
   say "the configuration in $DIR/etc was made for another machine or recipe: writing it anew"
   for d in slurmd slurmctld slurmdbd; do
-    if pid="$(running_pid "$(pidfile_of "$d")" "$d")"; then
-      kill -TERM "$pid"; for ((i = 0; i < 120 && -d /proc/$pid; i++)); do sleep 0.25; done
-    fi
+    if pid="$(running_pid "$(pidfile_of "$d")" "$d")"; then stop_pid "$d" "$pid"; fi
   done
   rm -rf "$DIR/state" "$DIR/spool" && mkdir -p "$DIR/state" "$DIR/spool"
   rm -f "$CONF" "$DBD_CONF"
@@ -258,7 +272,7 @@ start() {
 # --- munge ---------------------------------------------------------------------------------
 start munged munged munged --foreground --key-file="$DIR/munge/munge.key" --socket="$MUNGE_SOCK" \
   --pid-file="$DIR/run/munged.pid" --log-file="$DIR/log/munged.log" --seed-file="$DIR/munge/munged.seed"
-wait_for "munge socket" test -S "$MUNGE_SOCK"
+wait_for "answer from munged" munge -n -S "$MUNGE_SOCK"
 
 # --- MariaDB ---------------------------------------------------------------------------------
 if [[ ! -d "$DIR/mysql/data/mysql" ]]; then
