@@ -8,7 +8,8 @@
  * - placement: `SlurmPlacement.submit` of one unit doing exactly the same (its CLI entry is bash
  *   running the CLI start and the container), then `poll` every 20 ms until ended.
  * The project's overhead beyond sbatch, sacct and one start of the CLI is placement − by hand
- * (target, issue 28: ≤ 0.2 s per unit). Units run one at a time, so that each figure is one
+ * (target, issue 28: ≤ 0.2 s per unit), as the difference of the medians and as the median of the
+ * paired (same run) differences; the target is met when both are within it. Units run one at a time, so that each figure is one
  * unit's latency. Prints medians of RUNS runs (env BENCH_RUNS, default 7) in ms and the load.
  */
 import { execFile } from 'node:child_process';
@@ -90,10 +91,13 @@ export async function run(): Promise<Record<string, unknown>> {
   }
   const m = { bare: median(t.bare), cli: median(t.cli), hand: median(t.hand), placement: median(t.placement) };
   const overhead = m.placement - m.hand;
+  // The same, paired: each run's placement − by hand (the two are interleaved, so a load spike hits both).
+  const paired = median(t.placement.map((x, i) => x - t.hand[i]));
+  const met = overhead <= 200 && paired <= 200;
   const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
   console.log(`slurm.bench (median of ${RUNS}, ms; load ${load}, ${os.availableParallelism()} CPUs):`);
   console.log(`  bare docker run ${m.bare.toFixed(0)} | CLI start ${m.cli.toFixed(0)} | sbatch+squeue+sacct by hand (CLI start + docker run) ${m.hand.toFixed(0)} | Slurm placement ${m.placement.toFixed(0)}`);
   console.log(`  scheduling overhead per unit against bare docker run: ${(m.placement - m.bare).toFixed(0)} ms (by hand: ${(m.hand - m.bare).toFixed(0)} ms, of which the CLI start ≈ ${m.cli.toFixed(0)} ms)`);
-  console.log(`  the project's overhead beyond sbatch, sacct and one CLI start: ${overhead.toFixed(0)} ms per unit (target ≤ 200 ms): ${overhead <= 200 ? 'met' : 'NOT met'}`);
-  return { runs: RUNS, load, medianMs: m, samplesMs: t, overheadMs: overhead, target: 200, met: overhead <= 200 };
+  console.log(`  the project's overhead beyond sbatch, sacct and one CLI start: ${overhead.toFixed(0)} ms per unit as a difference of medians, ${paired.toFixed(0)} ms as the median of paired differences (target ≤ 200 ms, both): ${met ? 'met' : 'NOT met'}`);
+  return { runs: RUNS, load, medianMs: m, samplesMs: t, overheadMs: overhead, pairedOverheadMs: paired, target: 200, met };
 }
