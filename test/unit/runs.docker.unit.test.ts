@@ -33,6 +33,14 @@ async function state(dir: string): Promise<RunSetView | undefined> {
   return r ? foldRunSet(r.records) : undefined;
 }
 
+/** The most units the state ever showed running at once, replaying its records in order (the cap the spec's concurrency sets). */
+async function mostRunning(dir: string): Promise<number> {
+  const { records } = (await readRunSet(new RunSetLayout(dir).state))!;
+  let most = 0;
+  for (let i = 1; i <= records.length; i++) most = Math.max(most, foldRunSet(records.slice(0, i))?.counts.running ?? 0);
+  return most;
+}
+
 async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 600_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -151,6 +159,7 @@ describe('run sets on the engine (bundled CLI, real Docker, the scripted model)'
     }
     assert.ok(resumed.length >= 1, `a running unit resumed its conversation (${placedAtKill.join(', ')})`);
     assert.deepEqual(await listRunSetContainers(docker, v.id), [], 'no container of the run set is left');
+    assert.equal(await mostRunning(dir), 2, 'never more units running than the concurrency (2), before the kill or after the resume');
     const task = findTask(await loadDatasets([path.join(tmp, 'exp-bench')]), FIXTURE_TASKS[0])!;
     assert.deepEqual(groundTruthSeen(model, forbiddenStrings({ ...task, maskedSource: [] })), [], 'no request carried the ground truth');
     assert.match(r.stdout, /scripted\theuristic\t6\t/, 'the report table has the six units');
@@ -181,6 +190,14 @@ describe('run sets on the engine (bundled CLI, real Docker, the scripted model)'
     const { events } = await readEvents(new SessionLayout(new RunSetLayout(dir).session(u0.dir)).events);
     assert.ok(events.some((e) => e.type === 'note.added' && /^agent stopped: model_error: .*503/.test(e.text)), 'the first try stopped on the 5xx');
     assert.equal(events.filter((e) => e.type === 'session.opened' && e.client === 'agent').length, 2, 'the retry went on in the same session');
+    // The backoff: the retry waits backoffSeconds (1 s, doubling), and the second try is placed only after it.
+    const recs = (await readRunSet(new RunSetLayout(dir).state))!.records;
+    const retry = recs.find((x) => x.type === 'unit.retry' && x.unit === u0.unit);
+    assert.ok(retry && retry.type === 'unit.retry', 'the 5xx was recorded as a retry');
+    const waited = Date.parse(retry.after) - Date.parse(retry.at);
+    assert.ok(waited >= 900 && waited <= 1500, `waits the first backoff (1 s): ${waited} ms`);
+    const placed2 = recs.find((x) => x.type === 'unit.placed' && x.unit === u0.unit && x.try === 2);
+    assert.ok(placed2 && Date.parse(placed2.at) >= Date.parse(retry.after), `try 2 placed at ${placed2?.at}, not before ${retry.after}`);
     assert.deepEqual([u1.status, u1.try, u1.retries], ['failed', 1, 0]);
     assert.match(u1.message ?? '', /the model endpoint refused the request: .*400/);
     assert.deepEqual([u2.status, u2.try, u2.retries], ['done', 1, 0]);
@@ -188,6 +205,42 @@ describe('run sets on the engine (bundled CLI, real Docker, the scripted model)'
     assert.match(r.stdout, /fixture2026\/90001\/1 scripted a1: failed: the model endpoint refused/);
     assert.match(r.stdout, /\(log .*exec\/fixture2026-90001-1\.scripted\.a1\/try-1\.log\)/, 'the report says where the failure\'s log is');
     assert.deepEqual(await listRunSetContainers(docker, v.id), []);
+  });
+
+  it('an engine failure under a running unit (its work container killed) is a harness error: retried after the backoff, the unit goes on from its conversation in a new container and finishes E_clean', async () => {
+    await fsp.writeFile(path.join(tmp, 'spec-engine.jsonc'), SPEC(', "retries": {"max": 2, "backoffSeconds": 1}').replace('"fixture2026/90001/*"', '"fixture2026/90001/3"'));
+    const dir = path.join(tmp, 'engine');
+    const start = spawn(process.execPath, [CLI, 'runs', 'start', path.join(tmp, 'spec-engine.jsonc'), '--out', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    started.push(start);
+    let out = '';
+    start.stdout!.on('data', (d: Buffer) => { out += d; });
+    start.stderr!.on('data', (d: Buffer) => { out += d; });
+    // Mid-run (two model calls recorded), the work container of the unit is killed, as an engine restart would.
+    const [u, work] = await until('the unit mid-run in its work container', async () => {
+      const v = await state(dir);
+      const x = v?.units[0];
+      if (!v || x?.status !== 'running') return undefined;
+      const { events } = await readEvents(new SessionLayout(new RunSetLayout(dir).session(x.dir)).events).catch(() => ({ events: [] as never[] }));
+      if (events.filter((e: { type: string }) => e.type === 'agent.model_call').length < 2) return undefined;
+      const c = (await listRunSetContainers(docker, v.id, x.unit)).find((k) => k.Labels['expbench.role'] === 'work' && k.State === 'running');
+      return c ? [x, c] as const : undefined;
+    });
+    await docker.getContainer(work.Id).kill();
+    const code = await new Promise((r) => (start.exitCode !== null ? r(start.exitCode) : start.once('exit', r)));
+    assert.equal(code, 0, out);
+    const v = (await state(dir))!;
+    const w = v.byKey.get(u.unit)!;
+    assert.deepEqual([w.status, w.try, w.retries], ['done', 2, 1], `${w.detail}\n${out}`);
+    const recs = (await readRunSet(new RunSetLayout(dir).state))!.records;
+    const retry = recs.find((x) => x.type === 'unit.retry');
+    assert.ok(retry && retry.type === 'unit.retry' && /the container or the engine failed under the agent|container/i.test(retry.reason), `retried as a harness error: ${JSON.stringify(retry)}`);
+    const placed2 = recs.find((x) => x.type === 'unit.placed' && x.try === 2);
+    assert.ok(placed2 && Date.parse(placed2.at) >= Date.parse(retry.after), `try 2 placed at ${placed2?.at}, after the backoff (${retry.after})`);
+    assert.equal(w.outcome?.E, true, 'verified clean after the retry');
+    const { events } = await readEvents(new SessionLayout(new RunSetLayout(dir).session(w.dir)).events);
+    assert.ok(events.some((e) => e.type === 'note.added' && e.text.startsWith('agent resumed from the event log')), 'the second try went on from the recorded conversation');
+    assert.equal(events.filter((e) => e.type === 'session.opened' && e.client === 'agent').length, 2, 'in the same session');
+    assert.deepEqual(await listRunSetContainers(docker, v.id), [], 'the killed container and the new one are removed');
   });
 
   it('`runs cancel` stops a running run set\'s units (no container left), and `runs resume` finishes them', async () => {
