@@ -88,10 +88,11 @@ describe('Slurm placement, pure parts (src/core/placement/slurm/): what Slurm pr
     assert.ok(sq.find((l) => l.id === '12_0')?.start?.endsWith('Z'));
     // squeue -O with the raw exit status: the controller's word on how a job ended, before accounting has it.
     const sf = parseSqueue(await fsp.readFile(path.join(FIXTURES, 'squeue-format-22.05.txt'), 'utf8'));
-    assert.deepEqual(sf.map((l) => [l.id, l.state, l.exitCode ?? null, l.signal ?? null]), [
-      ['243', 'COMPLETED', 0, 0], ['244', 'FAILED', 3, 0], ['245', 'FAILED', 0, 9], ['246_1', 'PENDING', null, null], ['246_2', 'PENDING', null, null],
-      ['246_3', 'PENDING', null, null], ['247', 'PENDING', null, null], ['246_0', 'RUNNING', null, null]]);
-    assert.equal(sf.find((l) => l.id === '247')?.reason, 'JobHeldUser');
+    assert.deepEqual(sf.map((l) => [l.id, l.state, l.exitCode ?? null, l.signal ?? null, l.end ?? null]), [
+      ['329', 'COMPLETED', 0, 0, new Date('2026-12-02T02:24:58').toISOString()], ['330', 'FAILED', 3, 0, new Date('2026-12-02T02:24:59').toISOString()],
+      ['331', 'FAILED', 0, 9, new Date('2026-12-02T02:25:00').toISOString()], ['332_1', 'PENDING', null, null, null], ['332_2', 'PENDING', null, null, null],
+      ['332_3', 'PENDING', null, null, null], ['333', 'PENDING', null, null, null], ['332_0', 'RUNNING', null, null, null]]);
+    assert.equal(sf.find((l) => l.id === '333')?.reason, 'JobHeldUser');
     const sa = parseSacct(await fsp.readFile(path.join(FIXTURES, 'sacct-22.05.txt'), 'utf8'));
     assert.deepEqual(sa.find((l) => l.id === '10_0'), { id: '10_0', state: 'FAILED', node: 'vm', start: new Date('2026-12-02T00:24:34').toISOString(), end: new Date('2026-12-02T00:24:37').toISOString(), exitCode: 3, signal: 0 });
     assert.equal(slurmState(sa.find((l) => l.id === '7')!.state).end, 'cancelled');
@@ -262,7 +263,8 @@ describe('Slurm placement on a real Slurm (scripts/setup-slurm.sh): job arrays, 
     const names = [...new Set((await Promise.all(jobs.map((j) => readSubmission(j.logFile)))).map((s) => s!.name))];
     for (const n of names) assert.ok(!(await fsp.readFile(path.join(tmp, 'slurm', `${n}.sh`), 'utf8')).includes(SECRET));
     for (const a of arrays) assert.ok(!(await slurm('scontrol', ['show', 'job', '-d', a])).stdout.includes(SECRET));
-    const acct = await sacctByName(names);
+    // Accounting lags behind the controller (right after the end a job's name may read "allocation"): wait for it.
+    const acct = await until('sacct lists the four elements by name', async () => { const a = await sacctByName(names); return a.length >= 4 ? a : undefined; }, 60_000);
     assert.equal(acct.length, 4, JSON.stringify(acct));
     assert.ok(acct.every((l) => !l.submitLine.includes(SECRET) && /^sbatch --parsable /.test(l.submitLine)), acct[0].submitLine);
     // The same tries again: adopted, nothing submitted.

@@ -60,27 +60,29 @@ const none = (v: string | undefined): string | undefined => {
 
 /**
  * What the placement asks squeue for (`squeue -h -r -t all -O …`): id, state, reason, nodes, start
- * time and the exit status, each field followed by `|` and never padded or cut (a field with a
- * suffix and no size, squeue(1) `--Format`). The exit status is the raw wait status (`768` for
- * exit code 3, `9` for SIGKILL): the controller knows how a job ended before accounting does.
+ * time, the exit status and the end time, each field followed by `|` and never padded or cut (a
+ * field with a suffix and no size, squeue(1) `--Format`). The exit status is the raw wait status
+ * (`768` for exit code 3, `9` for SIGKILL): the controller knows how a job ended before accounting
+ * does. The end time of a job not ended is its expected end, and is not read.
  */
-export const SQUEUE_FORMAT = 'JobArrayID:|,State:|,Reason:|,NodeList:|,StartTime:|,exit_code:';
+export const SQUEUE_FORMAT = 'JobArrayID:|,State:|,Reason:|,NodeList:|,StartTime:|,exit_code:|,EndTime:';
 
 /**
- * Parses squeue's lines of {@link SQUEUE_FORMAT} (or of `-o '%i|%T|%r|%N|%S'`, without the exit
- * status): id, state, reason, nodes, start time; for an ended job the exit code and signal from
- * the wait status (`status >> 8`, `status & 0x7f`: wait(2)).
+ * Parses squeue's lines of {@link SQUEUE_FORMAT} (or of `-o '%i|%T|%r|%N|%S'`, without exit
+ * status and end): id, state, reason, nodes, start time; for an ended job its end time and the
+ * exit code and signal from the wait status (`status >> 8`, `status & 0x7f`: wait(2)).
  */
 export function parseSqueue(out: string): SlurmJobLine[] {
   const lines: SlurmJobLine[] = [];
   for (const line of out.split('\n')) {
     if (!line.trim()) continue;
-    const [id, state, reason, node, start, status] = line.split('|');
+    const [id, state, reason, node, start, status, end] = line.split('|');
     if (!id || !state) continue;
     const raw = /^\d{1,10}$/.test(status?.trim() ?? '') ? Number(status.trim()) : undefined;
     const ended = slurmState(state).phase === 'ended';
     lines.push(compact({
       id: id.trim(), state: state.trim(), reason: none(reason), node: none(node), start: isoOf(start),
+      ...(ended ? { end: isoOf(end) } : {}),
       ...(ended && raw !== undefined ? { exitCode: (raw >> 8) & 0xff, signal: raw & 0x7f } : {}),
     }));
   }
