@@ -48,7 +48,8 @@ describe('issue 28: the run-set board of a run set on Slurm (end to end)', funct
     tmp = path.join(testResultsDir, 'e2e-sessions', `runs-slurm-${process.pid}-${Date.now()}`);
     fs.mkdirSync(tmp, { recursive: true });
     await buildRunSetFixture(tmp);
-    model = await startUnitModel(1500);
+    // every reply held 6 s: the running unit is still running when the board is read
+    model = await startUnitModel(6000);
     fs.writeFileSync(path.join(tmp, 'spec.jsonc'), `{
   // two tasks of 2 CPUs each on a node of 2: one runs, one waits for the node
   "version": 1, "name": "fixture2026/90001 on Slurm", "datasets": ["exp-bench"], "tasks": ["fixture2026/90001/0", "fixture2026/90001/1"],
@@ -82,7 +83,7 @@ describe('issue 28: the run-set board of a run set on Slurm (end to end)', funct
     const wb = getWorkbench();
     await wb.openViewContainer('EXP-Bench');
     await (await wb.treeItem(/^fixture2026\/90001 on Slurm$/)).click();
-    const frame = await wb.webviewFrame(/^Run Set: fixture2026\/90001 on Slurm$/);
+    const frame = await wb.webviewFrame(/^Run Set/);
     const table = frame.locator('#runs-table');
     await table.locator('tbody tr[data-status="pending"]').filter({ hasText: 'pending: Resources' }).first().waitFor({ state: 'visible', timeout: 60_000 });
     await table.locator('tbody tr[data-status="running"]').first().waitFor({ state: 'visible', timeout: 60_000 });
