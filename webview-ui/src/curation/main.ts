@@ -29,7 +29,12 @@ const show = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? v :
 
 window.addEventListener('message', (ev: MessageEvent) => {
   const r = DeskHostMessageSchema.safeParse(ev.data);
-  if (!r.success) return;
+  if (!r.success) {
+    noticeBox.className = 'notice error';
+    noticeBox.textContent = `the host sent a message this page cannot read: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+    if (!root.contains(noticeBox)) root.prepend(noticeBox);
+    return;
+  }
   const m = r.data;
   if (m.type === 'queue') { queue = m; filter = m.filter; renderQueue(); }
   else if (m.type === 'page') renderPage(m);
