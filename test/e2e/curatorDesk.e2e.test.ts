@@ -130,10 +130,12 @@ describe('curator\'s desk: queue, task page, verdict, edit, affected sessions, e
     await wb.page.locator('.part.editor .tab .label-name', { hasText: /the edit \(before ↔ saved/ }).first().waitFor({ state: 'visible', timeout: wb.timeoutMs });
     await wb.page.keyboard.type(EDIT_REASON);
     await wb.page.keyboard.press('Enter');
-    const back = await wb.webviewFrame(`Curate ${SAMPLE_TASK_ID}`).catch(async () => {
-      await wb.page.locator('.part.editor .tab .label-name', { hasText: `Curate ${SAMPLE_TASK_ID}` }).first().click();
-      return wb.webviewFrame(`Curate ${SAMPLE_TASK_ID}`);
-    });
+    // the desk brings the task page back; one editor column and no side bar for the screenshot
+    await wb.page.locator('.notifications-toasts .notification-toast', { hasText: `the edit of ${SAMPLE_TASK_ID} affects 1 judged session` }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
+    await wb.runCommand('View: Single Column Editor Layout');
+    await wb.page.locator('.part.editor .tab .label-name', { hasText: `Curate ${SAMPLE_TASK_ID}` }).first().click();
+    if (await wb.page.locator('.part.sidebar').isVisible()) await wb.runCommand('View: Toggle Primary Side Bar Visibility');
+    const back = await wb.webviewFrame(`Curate ${SAMPLE_TASK_ID}`);
     const edit = back.locator('#desk-edits .edit');
     await edit.waitFor({ state: 'visible', timeout: wb.timeoutMs });
     assert.match((await edit.innerText()).replace(/\s+/g, ' '), /replace \/requirements\/4: ".*19-33\)" → ".*19-31\)"/);
@@ -141,12 +143,14 @@ describe('curator\'s desk: queue, task page, verdict, edit, affected sessions, e
     const affected = back.locator(`#desk-sessions .session.affected[data-session="${session}"]`);
     await affected.waitFor({ state: 'visible', timeout: wb.timeoutMs });
     assert.match(await affected.innerText(), /judged with other requirements/);
+    await wb.runCommand('Notifications: Clear All Notifications');
     await back.locator('#desk-actions').evaluate((e) => e.scrollIntoView({ block: 'start' }));
     const shot = await wb.screenshot('31-task-page');
     fs.copyFileSync(shot, path.join(repoRoot, 'docs', 'images', '31-task-page.png'));
     await back.locator('#desk-rejudge').click();
     await back.locator('#desk-notice', { hasText: /1 session re-judged by the heuristic judge/ }).waitFor({ state: 'visible', timeout: 120_000 });
     await back.locator('#desk-sessions h2', { hasText: 'Judged sessions (1; 0 affected by the edits)' }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
+    await wb.runCommand('View: Toggle Primary Side Bar Visibility');
     const curated = JSON.parse(fs.readFileSync(path.join(session, 'private', 'judge', 'curated-task.json'), 'utf8'));
     assert.match(curated.raw.requirements[4], /metrics\.py:19-31/);
   });

@@ -179,6 +179,7 @@ export class CuratorDesk implements vscode.Disposable {
   /** After an edit: the page again, and the affected sessions offered a re-judge. */
   private async afterEdit(id: string, edit: Judgement): Promise<void> {
     await this.panels.refresh();
+    if (this.panels.hasPage(id)) await this.panels.showTask(id);
     const page = this.panels.posted.pages.get(id) ?? (await this.data.task(id).then((t) => t && this.data.page(t)));
     const affected = page?.sessions.filter((s) => s.affected.length > 0) ?? [];
     this.panels.notice(id, 'info', `edit ${edit.id} recorded by ${edit.by} (applied on export)${affected.length ? `; ${plural(affected.length, 'judged session')} affected` : '; no judged session affected'}`);

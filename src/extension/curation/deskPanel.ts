@@ -58,6 +58,11 @@ export class DeskPanels implements vscode.Disposable {
     return this.postPage(id);
   }
 
+  /** Whether task `id`'s page is open. */
+  hasPage(id: string): boolean {
+    return this.pages.has(id);
+  }
+
   /** Posts the queue and every open page again. */
   async refresh(opts: { lint?: boolean } = {}): Promise<void> {
     if (opts.lint) this.data.refreshLint();

@@ -23,6 +23,7 @@ const STATE_LABEL: Record<string, string> = {
   attention: 'needs a curator', 'lint-error': 'lint error', 'open-dispute': 'open dispute', disagreement: 'curators disagree',
   'failed-validation': 'failed validation', 'no-verdict': 'no verdict yet', valid: 'valid', invalid: 'invalid', 'needs-fix': 'needs fix', all: 'all tasks',
 };
+const ORDER: string[] = ['lint-error', 'open-dispute', 'disagreement', 'failed-validation', 'no-verdict'];
 const VERDICT_LABEL: Record<string, string> = { valid: 'valid', invalid: 'invalid', 'needs-fix': 'needs fix' };
 const when = (iso: string) => iso.slice(0, 16).replace('T', ' ');
 const show = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
@@ -66,7 +67,9 @@ function matches(r: DeskRowView, f: DeskFilterView): boolean {
 
 function renderQueue(): void {
   const q = queue!;
-  const rows = q.rows.filter((r) => matches(r, filter));
+  // the most pressing first: by the first reason (lint error, open dispute, disagreement, failed validation, no verdict), then by id
+  const rank = (r: DeskRowView) => (r.states.length ? ORDER.indexOf(r.states[0]) : ORDER.length);
+  const rows = q.rows.filter((r) => matches(r, filter)).sort((a, b) => rank(a) - rank(b) || (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
   const chips = el('div', { class: 'chips', id: 'desk-counts' });
   for (const k of ['attention', 'lint-error', 'open-dispute', 'disagreement', 'failed-validation', 'no-verdict', 'needs-fix', 'invalid', 'valid', 'all']) {
     const n = k === 'all' ? q.counts.total : q.counts[k] ?? 0;
@@ -94,7 +97,7 @@ function renderQueue(): void {
       el('td', {}, ...r.states.map((s) => el('span', { class: `tag s-${s}` }, STATE_LABEL[s]))),
       el('td', { class: r.verdict ? `v-${r.verdict}` : 'muted' }, r.verdict ? VERDICT_LABEL[r.verdict] : '—'),
       el('td', {}, r.curators.map((c) => `${c.by}: ${VERDICT_LABEL[c.verdict]}`).join('; ') || '—'),
-      el('td', { title: r.lint.rules.join(', ') }, `${r.lint.errors} E · ${r.lint.warnings} W · ${r.lint.info} I`),
+      el('td', { class: 'lint', title: r.lint.rules.join(', ') }, `${r.lint.errors} E · ${r.lint.warnings} W · ${r.lint.info} I`),
       el('td', { class: 'num' }, String(r.openDisputes)),
       el('td', { class: 'num' }, String(r.edits)),
       el('td', {}, r.lastValidation ? `${r.lastValidation.ok ? '✓' : '✗'} exit ${r.lastValidation.exitCode ?? '—'}, ${when(r.lastValidation.at)}` : '—'),
