@@ -251,6 +251,7 @@ class Orchestrator {
   /** A try ended: its result decides (done, failed, retry, requeue, cancelled). */
   private async ended(u: UnitView, s: PlacementState, rebuilt: boolean): Promise<void> {
     const d = specDefaults(this.spec);
+    await this.lastProgress(u);
     this.readers.delete(u.unit);
     this.lastReason.delete(u.unit);
     const result = await readUnitResult(this.layout.result(u.name, u.try));
@@ -275,6 +276,17 @@ class Orchestrator {
     const end = s.end && s.end !== 'exited' && s.end !== 'cancelled' ? s.end : result?.status === 'interrupted' || s.end === 'cancelled' ? 'cancelled' : 'lost';
     if (u.requeues >= d.retries.requeues) return fin('failed', `interrupted ${u.requeues + 1} times (last: ${end}${s.reason ? `: ${s.reason}` : ''}): see ${log}`, result);
     return this.append({ type: 'unit.requeued', unit: u.unit, try: u.try, end, ...(s.reason ? { reason: s.reason } : {}) });
+  }
+
+  /** A try's last word on its session (its phase at the end, its tokens and cost), when it changed since the last reading: the board then shows where each finished unit ended. */
+  private async lastProgress(u: UnitView): Promise<void> {
+    if (!existsSync(this.layout.session(u.dir))) return;
+    const r = this.readers.get(u.unit) ?? { reader: new SessionProgressReader(this.layout.session(u.dir)), at: 0, last: '' };
+    const p = await r.reader.read().catch(() => undefined);
+    if (!p) return;
+    const rec = { phase: p.phase, steps: p.steps, tokens: p.tokens, costUsd: p.costUsd, workingMs: p.workingMs };
+    if (JSON.stringify({ ...rec, workingMs: undefined }) === r.last) return;
+    await this.append({ type: 'unit.progress', unit: u.unit, ...rec });
   }
 
   /** Reads each running unit's session (at most every `progressMs`) and records what changed. */
