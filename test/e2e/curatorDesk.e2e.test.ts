@@ -144,7 +144,7 @@ describe('curator\'s desk: queue, task page, verdict, edit, affected sessions, e
     await affected.waitFor({ state: 'visible', timeout: wb.timeoutMs });
     assert.match(await affected.innerText(), /judged with other requirements/);
     await wb.runCommand('Notifications: Clear All Notifications');
-    await back.locator('#desk-actions').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await back.locator('.page-head').evaluate((e) => e.scrollIntoView({ block: 'start' }));
     const shot = await wb.screenshot('31-task-page');
     fs.copyFileSync(shot, path.join(repoRoot, 'docs', 'images', '31-task-page.png'));
     await back.locator('#desk-rejudge').click();

@@ -3,13 +3,14 @@
 // read back with where it ran. Real git, real Docker, the real local placement (a child process
 // of the CLI), and the real Slurm when this machine has one (scripts/setup-slurm.sh).
 import * as assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PlacedValidationRecord } from '../../src/core/flows/placedValidation';
 import { requireDocker } from '../harness/docker';
 import { paperRepo, writePaper } from '../harness/curationFixture';
+import { requireSlurm } from '../harness/slurm';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'out', 'src', 'cli', 'main.js');
@@ -21,10 +22,6 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });
-}
-
-function hasSlurm(): boolean {
-  try { execFileSync('sinfo', ['-h', '-o', '%P'], { stdio: 'pipe', timeout: 10_000 }); return true; } catch { return false; }
 }
 
 describe('curate validate --placement: through the run sets\' placement interface (real git, Docker, local placement, Slurm)', function () {
@@ -74,16 +71,14 @@ describe('curate validate --placement: through the run sets\' placement interfac
   });
 
   it('--placement slurm: a batch job on the local Slurm completes with its record (CPU only here)', async function () {
-    if (!hasSlurm()) {
-      if (process.env.CI === 'true') assert.fail('no Slurm (sinfo) on this machine: scripts/setup-slurm.sh');
-      this.skip();
-    }
+    const conf = await requireSlurm(this); // sets SLURM_CONF for the CLI and its placement
     await requireDocker(this);
     const out = path.join(dir, 'slurm');
-    const r = await cli(['curate', 'validate', 'conf/7/0', '--dataset', ds, '--no-sample', '--cache', cache, '--run', 'bash calibrate.sh', '--out', out, '--placement', 'slurm', '--json']);
+    const r = await cli(['curate', 'validate', 'conf/7/0', '--dataset', ds, '--no-sample', '--cache', cache, '--run', 'bash calibrate.sh', '--out', out, '--placement', 'slurm', '--partition', 'main', '--json'], { SLURM_CONF: conf });
     assert.equal(r.code, 0, r.stderr);
     const rec = JSON.parse(r.stdout) as PlacedValidationRecord;
     assert.equal(rec.placement.kind, 'slurm');
+    assert.equal(rec.placement.partition, 'main');
     assert.match(rec.placement.id, /^\d+_\d+$/); // <array job id>_<index>
     assert.equal(rec.exitCode, 0);
     assert.deepEqual(rec.claims.claims.map((c) => [c.text, c.found]).sort(), [['0.0123', true], ['0.0456', true]]);

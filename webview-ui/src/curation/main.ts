@@ -26,6 +26,8 @@ const STATE_LABEL: Record<string, string> = {
 const ORDER: string[] = ['lint-error', 'open-dispute', 'disagreement', 'failed-validation', 'no-verdict'];
 const VERDICT_LABEL: Record<string, string> = { valid: 'valid', invalid: 'invalid', 'needs-fix': 'needs fix' };
 const when = (iso: string) => iso.slice(0, 16).replace('T', ' ');
+/** A host path as a person reads it on the page: from its dataset's `tasks/` on, else its last segment (the whole path on hover). */
+const short = (p: string) => (/^[a-z]+:\/\//i.test(p) ? p : p.includes('/tasks/') ? p.slice(p.lastIndexOf('/tasks/') + 1) : p.split(/[\\/]/).filter(Boolean).pop() ?? p);
 const show = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
 
 window.addEventListener('message', (ev: MessageEvent) => {
@@ -182,7 +184,7 @@ function renderPage(p: PageMessage): void {
   }
   if (p.openDisputes.length === 0) disputes.append(el('p', { class: 'muted' }, 'None.'));
   const gt = section(`Ground truth${p.edits.length ? ` (with ${p.edits.length} edit${p.edits.length > 1 ? 's' : ''}, applied on export)` : ''}`, 'desk-ground-truth',
-    el('p', { class: 'muted small' }, `${p.file}${p.pin ? ` · pinned ${p.pin.commit.slice(0, 12)} of ${p.pin.url}` : ' · no pin (no curation file)'}`),
+    el('p', { class: 'muted small', title: `${p.file}${p.pin ? `\n${p.pin.url}` : ''}` }, `${short(p.file)}${p.pin ? ` · pinned ${p.pin.commit.slice(0, 12)} of ${short(p.pin.url)}` : ' · no pin (no curation file)'}`),
     el('h3', {}, 'Question'), el('p', {}, p.question),
     el('h3', {}, 'Method'), el('p', { class: 'pre' }, p.method),
     el('h3', {}, 'Expected outcome'), el('p', { class: 'pre', id: 'desk-expected' }, p.expectedOutcome),
@@ -208,8 +210,8 @@ function renderPage(p: PageMessage): void {
   const sessions = section(`Judged sessions (${p.sessions.filter((s) => s.judged).length}; ${p.sessions.filter((s) => s.affected.length > 0).length} affected by the edits)`, 'desk-sessions');
   for (const s of p.sessions) {
     const j = s.judge;
-    sessions.append(el('div', { class: `session${s.affected.length ? ' affected' : ''}`, 'data-session': s.session },
-      el('b', {}, s.affected.length ? 'affected' : s.judged ? 'judged' : 'not judged'), ` ${s.session}`,
+    sessions.append(el('div', { class: `session${s.affected.length ? ' affected' : ''}`, 'data-session': s.session, title: s.session },
+      el('b', {}, s.affected.length ? 'affected' : s.judged ? 'judged' : 'not judged'), ` session ${short(s.session)}`,
       j ? ` · ${j.kind} judge ${when(j.at)} · D ${j.D === null ? '—' : j.D.toFixed(2)} · I ${j.I === null ? '—' : j.I.toFixed(2)} · C ${j.C === null ? '—' : j.C ? '✓' : '✗'}` : '',
       s.affected.length ? ` · judged with other ${s.affected.join(', ')}` : '',
       s.curatedEdits ? ` · re-judged against ${s.curatedEdits.length} edit(s)` : ''));
