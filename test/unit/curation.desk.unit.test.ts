@@ -88,6 +88,12 @@ describe('curation: the curator\'s desk (queue, task history, scratch edits, val
     await store.add({ subject: { kind: 'task', task: 'c/3/0' }, kind: 'resolution', value: { resolves: [dispute.id] }, reason: 'checked', by: 'ana' });
     const q2 = buildQueue({ tasks, judgements: await store.list(), findings: [], validations: [] });
     assert.deepEqual(q2.rows.find((r) => r.task === 'c/3/0')!.states, []);
+    // a disagreement settled by a resolution stays settled when a later resolution only answers a dispute
+    await add('c/2/0', 'resolution', { verdict: 'invalid', resolves: [] }, 'ana', 'the paper says so');
+    const d2 = await add('c/2/0', 'dispute', { about: 'method', evidence: [] }, 'eve');
+    await add('c/2/0', 'resolution', { resolves: [d2.id] }, 'ben', 'answered');
+    const r20 = buildQueue({ tasks, judgements: await store.list(), findings: [], validations: [] }).rows.find((r) => r.task === 'c/2/0')!;
+    assert.deepEqual([r20.states, r20.verdict], [[], 'invalid']);
   });
 
   it('keeps the history of a task with who, when, why and the value before', async () => {
