@@ -63,7 +63,10 @@ describe('curator\'s desk: queue, task page, verdict, edit, affected sessions, e
     fs.writeFileSync(path.join(folder, '.vscode', 'settings.json'), JSON.stringify({
       'expbench.datasets': [sharedDatasetDir, ds], 'expbench.showSample': false, 'expbench.sessionsDir': sessions, 'workbench.startupEditor': 'none',
     }));
-    await getWorkbench().openFolder(folder);
+    const wb = getWorkbench();
+    await wb.openFolder(folder);
+    // the window's extensions registered (the EXP-Bench view container is contributed by this extension)
+    await wb.page.locator('.part.activitybar').getByRole('tab', { name: /^EXP-Bench\b/ }).first().waitFor({ state: 'visible', timeout: 180_000 });
   });
 
   after(async () => {
