@@ -15,11 +15,11 @@ export function boardHeader(view: Pick<RunSetView, 'name' | 'id' | 'counts' | 'u
   return `run set ${view.name} (${view.id}): ${view.units.length} units: ${c.done} done, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`;
 }
 
-/** The board as a block of lines (`runs status`, and the TTY display), `width` columns wide. */
-export function formatBoard(header: string, rows: BoardRow[], width = 160): string {
-  const head = `${'id'.padEnd(12)} ${'task'.padEnd(22)} ${'actor'.padEnd(12)} ${'status'.padEnd(10)} try ${'phase'.padEnd(14)} ${'elapsed/limit'.padEnd(16)} ${'tokens'.padStart(7)} ${'USD'.padStart(8)}  E D I C  detail`;
+/** The board as a block of lines (`runs status`, and the TTY display), `width` columns wide (default 180). */
+export function formatBoard(header: string, rows: BoardRow[], width = 180): string {
+  const head = `${'id'.padEnd(12)} ${'task'.padEnd(22)} ${'actor'.padEnd(16)} ${'status'.padEnd(10)} try ${'phase'.padEnd(14)} ${'elapsed/limit'.padEnd(16)} ${'tokens'.padStart(7)} ${'USD'.padStart(8)}  E D I C  detail`;
   const lines = rows.map((r) => {
-    const line = `${r.id} ${cut(r.task, 22)} ${cut(r.actor, 12)} ${cut(`${r.status}${r.mark === 'error' ? ' ⚠' : r.mark ? ` ${r.mark}` : ''}`, 10)} ${String(r.try).padStart(3)} ${cut(r.phase ?? '-', 14)} ${cut(`${clock(r.elapsedMs)}/${clock(r.limitMs)}`, 16)} ${tokens(r.tokens).padStart(7)} ${cost(r.costUsd).padStart(8)}  ${flag(r.E)} ${flag(r.D)} ${flag(r.I)} ${flag(r.C)}  ${r.engine ?? r.detail}`;
+    const line = `${r.id} ${cut(r.task, 22)} ${cut(r.actor ? `${r.actor} a${r.attempt}` : '', 16)} ${cut(`${r.status}${r.mark === 'error' ? ' ⚠' : r.mark ? ` ${r.mark}` : ''}`, 10)} ${String(r.try).padStart(3)} ${cut(r.phase ?? '-', 14)} ${cut(`${clock(r.elapsedMs)}/${clock(r.limitMs)}`, 16)} ${tokens(r.tokens).padStart(7)} ${cost(r.costUsd).padStart(8)}  ${flag(r.E)} ${flag(r.D)} ${flag(r.I)} ${flag(r.C)}  ${r.engine ?? r.detail}`;
     return line.length > width ? `${line.slice(0, width - 1)}…` : line;
   });
   return [header, head, ...lines].join('\n');
@@ -86,7 +86,7 @@ export class TerminalBoard {
     this.timer = undefined;
     this.last = Date.now();
     if (!this.view) return;
-    const width = this.out.columns ?? 160;
+    const width = this.out.columns ?? 180;
     const text = formatBoard(boardHeader(this.view), pickRows(boardRows(this.view, this.layout), Math.max(5, (this.out.rows ?? 40) - 4)), width);
     const up = this.lines ? `\x1b[${this.lines}F\x1b[J` : '';
     this.out.write(`${up}${text}\n`);

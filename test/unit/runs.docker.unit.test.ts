@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { SessionLayout } from '../../src/core/layout';
-import { foldRunSet, readRunSet, RunSetLayout, type RunSetView } from '../../src/core/runs';
+import { createRunSet, foldRunSet, orchestrate, planRunSet, readRunSet, readSpec, RunSetLayout, RunSetLog, type RunSetView } from '../../src/core/runs';
+import { writeUnitResult } from '../../src/core/runs/result';
 import { listRunSetContainers, LABEL_UNIT } from '../../src/core/sandbox';
 import { readEvents } from '../../src/core/session/events';
 import { readLatestRecord } from '../../src/core/verify/record';
@@ -163,6 +164,33 @@ describe('run sets on the engine (bundled CLI, real Docker, the scripted model)'
     const task = findTask(await loadDatasets([path.join(tmp, 'exp-bench')]), FIXTURE_TASKS[0])!;
     assert.deepEqual(groundTruthSeen(model, forbiddenStrings({ ...task, maskedSource: [] })), [], 'no request carried the ground truth');
     assert.match(r.stdout, /scripted\theuristic\t6\t/, 'the report table has the six units');
+  });
+
+  it('the state is rebuilt on start from what the units left: a try whose result file the state lacks (its orchestrator died first) is recorded from it, and never run again', async () => {
+    const file = path.join(tmp, 'spec-rebuild.jsonc');
+    await fsp.writeFile(file, SPEC().replace('"fixture2026/90001/*"', '"fixture2026/90001/0"'));
+    const { spec, text } = await readSpec(file);
+    const dir = path.join(tmp, 'rebuild');
+    await createRunSet(dir, spec, text, file, (await planRunSet(spec)).units);
+    const layout = new RunSetLayout(dir);
+    const [u] = foldRunSet((await readRunSet(layout.state))!.records)!.units;
+    // The dead orchestrator placed the unit (a process now gone); the unit finished and wrote its result; the state never heard.
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => gone.once('exit', r));
+    await fsp.mkdir(layout.exec(u.name), { recursive: true });
+    const ref = { kind: 'local', unit: u.unit, id: `${os.hostname()}/${gone.pid}/0`, logFile: layout.log(u.name, 1), submittedAt: new Date().toISOString() };
+    await new RunSetLog(layout.state).append({ type: 'unit.placed', unit: u.unit, try: 1, ref });
+    const outcome = { submitted: true, E: true, D: true, I: true, C: null, All: null, AllE: null };
+    await writeUnitResult(layout.result(u.name, 1), { v: 1, unit: u.unit, try: 1, at: new Date().toISOString(), status: 'done', message: 'submitted; verify: E_clean pass', outcome });
+    const r = await orchestrate({ dir, command: 'resume', env });
+    assert.equal(r.exitCode, 0, r.report);
+    const records = (await readRunSet(layout.state))!.records;
+    const fin = records.filter((x) => x.type === 'unit.finished');
+    assert.equal(fin.length, 1);
+    assert.ok(fin[0].type === 'unit.finished' && fin[0].rebuilt === true && fin[0].try === 1 && fin[0].status === 'done', JSON.stringify(fin[0]));
+    assert.deepEqual(fin[0].type === 'unit.finished' && fin[0].outcome, outcome, 'the outcome the unit wrote');
+    assert.equal(records.filter((x) => x.type === 'unit.placed').length, 1, 'not placed again');
+    assert.deepEqual([r.view.units[0].status, r.view.units[0].try], ['done', 1]);
   });
 
   it('harness errors are retried with backoff (a 5xx endpoint), a refused request is not, a unit that ran and failed is done ✖ and never retried', async () => {

@@ -267,7 +267,7 @@ describe('run sets (src/core/runs): spec, keys, state, planning; no engine neede
     assert.equal(blocks.length, 3, 'the second draw moved the cursor up over the first block and cleared it');
     assert.equal(Number(blocks[1]), blocks[0].trimEnd().split('\n').length, 'by exactly the first block\'s lines');
     assert.match(blocks[2], /^run set fixture six \(.*\): 6 units: 0 done, 0 running, 5 pending, 1 failed, 0 cancelled/);
-    assert.match(blocks[2], /fixture2026\/90001\/0 +scripted +failed ⚠ +1 design +0:08\/2:10:00 /);
+    assert.match(blocks[2], /fixture2026\/90001\/0 +scripted a1 +failed ⚠ +1 design +0:08\/2:10:00 /);
     // Many units on a small terminal: the running and failed first, then a line saying how many more.
     const rows = boardRows(view, layout);
     const picked = pickRows([...rows, ...rows, ...rows], 6);

@@ -53,7 +53,9 @@ function mark(v: boolean | null, what: string): HTMLElement {
 function statusCell(r: Row): HTMLElement {
   const icon = r.status === 'done' ? (r.mark === '✓' ? '✓' : r.mark === '✖' ? '✖' : '·') : r.status === 'failed' ? '⚠' : r.status === 'running' ? '⟳' : r.status === 'cancelled' ? '⊘' : '○';
   const cls = r.status === 'failed' ? 'bad' : r.status === 'running' ? 'live' : r.status === 'done' ? (r.mark === '✓' ? 'ok' : r.mark === '✖' ? 'bad' : 'muted') : 'muted';
-  return el('td', { class: `status ${cls}` }, `${icon} ${r.status === 'failed' ? 'error' : r.status}`);
+  const why = r.status !== 'done' ? r.status : r.mark === '✓' ? 'done: All·E✓ (every part right, clean run passed)' : r.mark === '✖' ? 'done: some part wrong, or not submitted'
+    : 'done: every part known is right, but All·E✓ is not computable (a part is not judged or not verified)';
+  return el('td', { class: `status ${cls}`, title: r.status === 'failed' ? 'error: the unit could not be done (see its log)' : why }, `${icon} ${r.status === 'failed' ? 'error' : r.status}`);
 }
 
 function render(): void {
