@@ -11,3 +11,4 @@ export * from './copy';
 export * from './ownership';
 export * from './work';
 export * from './gpus';
+export * from './pause';
