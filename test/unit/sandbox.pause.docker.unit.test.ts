@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import {
-  DEFAULT_IMAGE, containersMounting, ensureWorkContainer, holdPaused, pauseDuring, pauseHolders, removeWorkContainer, withContainersPaused,
+  DEFAULT_IMAGE, clockPause, containersMounting, ensureWorkContainer, holdPaused, pauseDuring, pauseHolders, removeWorkContainer, withContainersPaused,
 } from '../../src/core/sandbox';
 import { assertNoContainers, requireDocker } from '../harness/docker';
 
@@ -81,6 +81,22 @@ describe('pauseDuring: the work container paused while the host walks its worksp
       assert.equal(await paused(), true);
       throw new Error('the walk failed');
     }), /the walk failed/);
+    assert.equal(await paused(), false);
+    assert.equal(pauseHolders(container.id), 0);
+  });
+
+  it('the clock\'s pause is one holder: resumed during a walk, the container stays paused until the walk ends; a walk inside the clock\'s pause leaves it paused', async () => {
+    await clockPause(docker, container, true);
+    await clockPause(docker, container, true); // asked twice: one hold
+    assert.equal(pauseHolders(container.id), 1);
+    await pauseDuring(docker, [container], 'a walk while the clock is paused', async () => {
+      await clockPause(docker, container, false);
+      assert.equal(await paused(), true, 'the clock\'s resume did not unpause the walk');
+    });
+    assert.equal(await paused(), false);
+    await pauseDuring(docker, [container], 'a walk that starts the clock\'s pause', async () => { await clockPause(docker, container, true); });
+    assert.equal(await paused(), true, 'the walk ended; the clock still holds it');
+    await clockPause(docker, container, false);
     assert.equal(await paused(), false);
     assert.equal(pauseHolders(container.id), 0);
   });

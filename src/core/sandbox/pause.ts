@@ -106,7 +106,7 @@ export function pauseHolders(containerId: string): number {
 
 /**
  * The running (or paused) project containers (label `expbench.role`) that mount `dir`, a folder
- * of this machine, or a folder above or below it: the containers whose processes can change
+ * of this machine, or a folder above or below it, writable: the containers whose processes can change
  * what is in `dir`. Empty when no Docker engine answers on its socket (then no container runs:
  * nothing of a container can change the folder).
  * @throws ExpBenchError DOCKER_UNAVAILABLE / CONTAINER_FAILED when an engine answers with an error
@@ -127,7 +127,8 @@ export async function containersMounting(docker: Docker, dir: string): Promise<D
     const s = realOr(src);
     return s === real || real.startsWith(s.endsWith(path.sep) ? s : s + path.sep) || s.startsWith(real + path.sep);
   };
-  return infos.filter((i) => (i.Mounts ?? []).some((m) => m.Source && related(m.Source))).map((i) => docker.getContainer(i.Id));
+  // a read-only mount changes nothing (a curation file's data folders of a verification)
+  return infos.filter((i) => (i.Mounts ?? []).some((m) => m.RW !== false && m.Source && related(m.Source))).map((i) => docker.getContainer(i.Id));
 }
 
 /**
@@ -154,4 +155,24 @@ function sharedDocker(): Docker {
 
 function realOr(p: string): string {
   try { return fs.realpathSync(p); } catch { return path.resolve(p); }
+}
+
+const clockHolds = new Map<string, ReleasePause>();
+
+/**
+ * The proctored clock's pause as one holder among the others ({@link holdPaused}): `paused`
+ * true takes the clock's hold (once; asking again does nothing), false gives it back. So a
+ * clock resumed while the host walks the workspace leaves the container paused until the walk
+ * ends, and a walk that ends while the clock is paused leaves it paused.
+ * @throws as {@link holdPaused}
+ */
+export async function clockPause(docker: Docker, container: Docker.Container, paused: boolean): Promise<void> {
+  const held = clockHolds.get(container.id);
+  if (paused) {
+    if (held) return;
+    clockHolds.set(container.id, await holdPaused(docker, container, 'the clock is paused'));
+  } else if (held) {
+    clockHolds.delete(container.id);
+    await held();
+  }
 }
