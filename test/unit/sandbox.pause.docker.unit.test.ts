@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import {
-  DEFAULT_IMAGE, clockPause, containersMounting, ensureWorkContainer, holdPaused, pauseDuring, pauseHolders, removeWorkContainer, withContainersPaused,
+  DEFAULT_IMAGE, clockPause, containersMounting, ensureWorkContainer, execText, holdPaused, pauseDuring, pauseHolders, removeWorkContainer, withContainersPaused,
 } from '../../src/core/sandbox';
 import { assertNoContainers, requireDocker } from '../harness/docker';
 
@@ -74,6 +74,16 @@ describe('pauseDuring: the work container paused while the host walks its worksp
     }, { docker });
     assert.equal(await second, true, 'walk two still saw the container paused after walk one ended');
     assert.equal(await paused(), false);
+  });
+
+  it('an exec asked for during a walk waits for the walk, then runs (the engine refuses an exec into a paused container)', async () => {
+    let ran: Promise<string> | undefined;
+    await pauseDuring(docker, [container], 'a walk', async () => {
+      ran = execText(container, { cmd: ['echo', 'after the walk'] }).then((r) => r.stdout.trim());
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(await paused(), true);
+    });
+    assert.equal(await ran, 'after the walk');
   });
 
   it('a walk that throws never leaves the container paused', async () => {

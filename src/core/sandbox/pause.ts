@@ -55,6 +55,7 @@ export async function holdPaused(docker: Docker, container: Docker.Container, re
   } catch (e) {
     hold.count--;
     if (hold.count === 0) holds.delete(id);
+    wake();
     throw dockerError(e, id.slice(0, 12), `pausing the work container (${reason})`, docker);
   }
   let released = false;
@@ -81,7 +82,27 @@ export async function holdPaused(docker: Docker, container: Docker.Container, re
     hold.chain = unpausing.catch(() => undefined);
     await hold.chain;
     if (hold.count === 0 && holds.get(id) === hold) holds.delete(id);
+    wake();
   };
+}
+
+let waiters: Array<() => void> = [];
+function wake(): void {
+  const w = waiters;
+  waiters = [];
+  for (const f of w) f();
+}
+
+/**
+ * Resolves once this process holds no walk's pause of the container `containerId` (the clock's
+ * hold, {@link clockPause}, does not count): `docker exec` into a paused container is refused by
+ * the engine, so an exec asked for during a host walk (a run, an agent's command) waits for the
+ * walk (seconds at most) instead of failing.
+ */
+export async function walksDone(containerId: string): Promise<void> {
+  while (pauseHolders(containerId) - (clockHolds.has(containerId) ? 1 : 0) > 0) {
+    await new Promise<void>((r) => waiters.push(r));
+  }
 }
 
 /**
