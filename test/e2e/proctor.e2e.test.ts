@@ -115,7 +115,9 @@ describe('proctored window: the editor runs in the work container (issue 13)', f
     assert.equal(info.HostConfig.NetworkMode, 'none');
     assert.equal(info.Config.User, 'solver');
     assert.deepEqual(info.Mounts.map((m) => `${m.Destination} ${m.RW ? 'rw' : 'ro'}`).sort(), [
-      '/expbench/channel rw', '/expbench/editor ro', '/expbench/extensions ro', '/expbench/node/bin/node ro', '/workspace rw',
+      '/expbench/channel rw', '/expbench/channel/editor/Machine rw', '/expbench/channel/editor/Machine/settings.json ro',
+      '/expbench/channel/editor/User rw', '/expbench/channel/editor/User/settings.json ro',
+      '/expbench/editor ro', '/expbench/extensions ro', '/expbench/node/bin/node ro', '/workspace rw',
     ]);
     assert.ok(!info.Mounts.some((m) => /docker\.sock/.test(`${m.Source} ${m.Destination}`)), 'no Docker socket mounted');
     assert.ok(!info.Mounts.some((m) => m.Source.startsWith(layout.private) || m.Source.includes('pristine')), 'no private/ and no pristine cache');

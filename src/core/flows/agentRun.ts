@@ -94,7 +94,7 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
   const sessionId = path.basename(sessionDir);
   try {
     const { container } = await ensureWorkContainer(docker, {
-      task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false },
+      task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false }, confined: 'the agent',
     });
     // the run's working time is the agent's (`clock.actor`; `byActor` in `expbench session show --json`)
     await handle.setClockActor('agent');

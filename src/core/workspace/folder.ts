@@ -82,6 +82,9 @@ export async function inspectSessionFolder(dir: string): Promise<FolderReport> {
     throw new ExpBenchError('BAD_INPUT', layout.root, `cannot use as session folder: ${errorMessage(e)}`, { cause: e });
   }
   if (top.every((n) => n === PREPARE_LOCK)) return { state: 'empty', manifest: 'absent', work: [] };
+  // `baseline serve` claims the folder (private/serve.json, flows/serveLock.ts) before it prepares it
+  if (top.every((n) => n === PREPARE_LOCK || n === 'private')
+    && (await fsp.readdir(layout.private).catch(() => ['?'])).every((n) => n === 'serve.json')) return { state: 'empty', manifest: 'absent', work: [] };
 
   const m = await manifestStatus(layout.manifest);
   const work: string[] = [];
@@ -90,7 +93,8 @@ export async function inspectSessionFolder(dir: string): Promise<FolderReport> {
 
   const priv = await fsp.readdir(layout.private).catch(() => [] as string[]);
   for (const name of priv) {
-    if (PREPARATION_PRIVATE.has(name) || isTempFile(name) || name === 'owner.json') continue;
+    // owner.json and serve.json (flows/serveLock.ts) say which process holds the folder: no work of anyone's
+    if (PREPARATION_PRIVATE.has(name) || isTempFile(name) || name === 'owner.json' || name === 'serve.json') continue;
     add(`private/${name}`);
   }
   const finished = await finishedMark(layout);
