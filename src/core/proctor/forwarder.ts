@@ -11,19 +11,25 @@ const logger = log('proctor');
 export const FORWARDER_PATHS = { restart: '/__expbench/restart', status: '/__expbench/status', resume: '/__expbench/resume' } as const;
 
 /**
+ * Where a webview's own files appear to come from (`asWebviewUri`: `https://file+.vscode-resource.vscode-cdn.net/…`):
+ * the webview's service worker answers these from the editor; nothing is fetched from that host.
+ */
+const WEBVIEW_RESOURCES = 'https://*.vscode-cdn.net';
+
+/**
  * The forwarder's own Content-Security-Policy, sent with every response it passes on (a second
  * policy: the browser enforces both, so it only narrows code-server's own, whose `connect-src`
  * allows `https:` and `ws:` anywhere and whose `img-src` allows any `https:` image). Everything
  * comes from the forwarder's origin: a web extension, a webview or a page of the workspace cannot
  * reach the browser's network (no fetch, WebSocket, image, frame or form elsewhere). Scripts keep
  * what the workbench needs (`unsafe-eval`, inline and blob: scripts; code-server's own policy
- * still pins inline ones by hash).
+ * still pins inline ones by hash); webviews keep their resources (WEBVIEW_RESOURCES).
  */
 export const FORWARDER_CSP = [
-  "default-src 'self'", "script-src 'self' 'unsafe-eval' 'unsafe-inline' blob:", "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:", "media-src 'self' blob:", "font-src 'self' data: blob:", "connect-src 'self'",
-  "frame-src 'self' data: blob:", "child-src 'self' data: blob:", "worker-src 'self' data: blob:", "manifest-src 'self'",
-  "form-action 'self'", "base-uri 'self'", "object-src 'none'",
+  "default-src 'self'", `script-src 'self' 'unsafe-eval' 'unsafe-inline' blob: ${WEBVIEW_RESOURCES}`, `style-src 'self' 'unsafe-inline' ${WEBVIEW_RESOURCES}`,
+  `img-src 'self' data: blob: ${WEBVIEW_RESOURCES}`, `media-src 'self' blob: ${WEBVIEW_RESOURCES}`, `font-src 'self' data: blob: ${WEBVIEW_RESOURCES}`,
+  `connect-src 'self' ${WEBVIEW_RESOURCES}`, "frame-src 'self' data: blob:", "child-src 'self' data: blob:", "worker-src 'self' data: blob:",
+  "manifest-src 'self'", "form-action 'self'", "base-uri 'self'", "object-src 'none'",
 ].join('; ');
 
 /**
@@ -192,14 +198,13 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    socket.pause();
+    // the socket stays paused (no reader) until pipeUpgrade pipes it: nothing the browser sends is lost meanwhile
     void (o.guard?.() ?? Promise.resolve(undefined)).then((breach) => {
       if (breach) {
         logger.warn(`upgrade not passed on: ${breach}`);
         socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
-      socket.resume();
       pipeUpgrade(req, socket, head);
     }, () => socket.destroy());
   });
