@@ -25,7 +25,8 @@ describe('redaction of imported logs: linear on 990,000 characters (trajectory/r
       let tenSmall = 0;
       for (let i = 0; i < 10; i++) tenSmall += time(small);
       const big = time(make(990_000));
-      assert.ok(big < 5 * Math.max(tenSmall, 5), `${Math.round(big)} ms for 990,000 characters, ${Math.round(tenSmall)} ms for ten times 99,000`);
+      // the floor: allocation and GC of a 990,000-character string cost some ms whatever the pattern (quadratic was minutes)
+      assert.ok(big < 5 * Math.max(tenSmall, 50), `${Math.round(big)} ms for 990,000 characters, ${Math.round(tenSmall)} ms for ten times 99,000`);
     });
   }
 
