@@ -125,7 +125,7 @@ async function workSession(sessionDir: string, image: string, o: AgentResumeOpti
   try {
     if (handle.state.submitted || handle.state.gaveUp) throw new ExpBenchError('SESSION_INVALID', sessionDir, 'the session is already finished (submitted or given up): there is no run to go on with');
     const { container } = await ensureWorkContainer(docker, {
-      task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false },
+      task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false }, confined: 'the agent',
     });
     // the run's working time is the agent's (`clock.actor`; `byActor` in `expbench session show --json`)
     await handle.setClockActor('agent');

@@ -12,6 +12,7 @@ import { readState } from '../session/store';
 import { inspectLogOf, writeInspectLog, type InspectExportCounts } from '../trajectory/inspectWrite';
 import { excerpt } from '../steps/events';
 import { latestRecordPath, readRecord, summary as verifySummary } from '../verify';
+import { LIMITS, readUntrustedWindow } from '../untrusted';
 import { readManifest } from '../workspace/manifest';
 
 /** The export formats (the importer's names for them, src/core/trajectory/types.ts). */
@@ -58,8 +59,9 @@ export async function exportSessionInspect(sessionDir: string, out: string, form
   const runLogs: Record<string, string> = {};
   for (const e of events) {
     if (e.type !== 'script.run') continue;
-    const text = await fsp.readFile(path.join(layout.root, e.log), 'utf8').catch(() => undefined);
-    if (text !== undefined) runLogs[e.runId] = excerpt(text, MAX_RUN_LOG_CHARS);
+    // the run's output is the solver's: no link followed out of the session, no FIFO opened, at most LIMITS.logBytes read
+    const read = await readUntrustedWindow(path.join(layout.root, e.log), { within: layout.root, maxBytes: LIMITS.logBytes }).catch(() => undefined);
+    if (read !== undefined) runLogs[e.runId] = excerpt(read.text, MAX_RUN_LOG_CHARS);
   }
   const judge = await readJudgeRecord(path.join(layout.judge, 'latest.json')).catch(() => undefined);
   const record = await readRecord(latestRecordPath(layout)).catch(() => undefined);

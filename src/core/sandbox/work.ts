@@ -7,6 +7,7 @@ import { log } from '../log';
 import { dockerError, isLocalEngine, statusOf } from './connection';
 import { type Created, type Limits, LABEL_ROLE, LABEL_TASK, createContainer, listProjectContainers, removeContainer, removeOrphans, startContainer } from './containers';
 import { shareWorkspaceWithSolver } from './ownership';
+import { assertNotHostUid } from './binds';
 
 const logger = log('sandbox');
 
@@ -26,6 +27,11 @@ export interface WorkContainerOptions {
   limits: Limits;
   /** Extra environment (no secrets). */
   env?: Record<string, string>;
+  /**
+   * For a confined session (an agent's): what works there, for the message (`the agent`). The
+   * container is then refused when it would run as this host process's uid (assertNotHostUid).
+   */
+  confined?: string;
 }
 
 /** A found work container. */
@@ -51,11 +57,13 @@ export function workContainerName(session: string): string {
  * {@link shareWorkspaceWithSolver} for how the mount becomes writable), workdir /workspace,
  * NetworkMode `none` unless `limits.network`. Named {@link workContainerName}(session), so a second
  * create for the same session fails instead of making a twin: use {@link ensureWorkContainer}.
- * @throws ExpBenchError BAD_INPUT (workspace missing, bad limits), IMAGE_MISSING, DOCKER_UNAVAILABLE, CONTAINER_FAILED
+ * @throws ExpBenchError BAD_INPUT (workspace missing, bad limits), IMAGE_MISSING, DOCKER_UNAVAILABLE, CONTAINER_FAILED;
+ *   SESSION_INVALID naming the uid for a `confined` session that would run as this process's uid
  */
 export async function createWorkContainer(docker: Docker, opts: WorkContainerOptions): Promise<Created> {
   const workspaceDir = path.resolve(opts.workspaceDir);
   const user = await shareWorkspaceWithSolver(workspaceDir);
+  if (opts.confined) assertNotHostUid(user, opts.confined);
   return createContainer(docker, {
     name: workContainerName(opts.session),
     hostname: 'task',
@@ -101,6 +109,7 @@ export async function ensureWorkContainer(docker: Docker, opts: WorkContainerOpt
     const sameWorkspace = mount !== undefined && path.resolve(mount) === path.resolve(opts.workspaceDir);
     const sameTask = info.Config.Labels?.[LABEL_TASK] === opts.task;
     if (found.image === opts.image && sameWorkspace && sameTask) {
+      if (opts.confined) assertNotHostUid(info.Config.User ?? '', opts.confined);
       if (!info.State.Running) await startContainer(docker, found.container);
       logger.info(`reattached to work container ${found.id.slice(0, 12)} (session ${opts.session})`);
       return { container: found.container, id: found.id, reattached: true };
