@@ -160,6 +160,45 @@ describe('curate lint: file rules', function () {
     assert.equal(report.counts['duplicate-task'], 0, 'the variant is not linted, so its question is no duplicate');
   });
 
+  it('every error `tasks validate` reports for a file it linted is a finding or an unreadable input (never 0 and 0)', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-curate-rejected-'));
+    cleanup.push(dir);
+    let deep: unknown = { v: 1 };
+    for (let i = 0; i < 70; i++) deep = { k: deep };
+    const ok = { question: 'q?', method: 'm', expected_outcome: 'e', design_complexity: { independent_variables: { lr: [0.1] } } };
+    const files: Record<string, unknown> = {
+      'conf/2001/2001_complete_final.json': [ok], // an array at the top, not {questions}
+      'conf/2002/2002_complete_final.json': { questions: [deep] }, // the only entry nested past the limit
+      'conf/2003/2003_complete_final.json': { questions: [ok, deep] }, // one entry loaded, one not
+      'conf/2004/2004_complete_final.json': { questions: [1, 'x'] }, // entries that are no objects
+      'conf/2005/2005_complete_final.json': { questions: { a: 1 } },
+      'conf/2006/2006_complete_final.json': { questions: [] }, // holds no task
+      'conf/2007/2007_complete_final.json': 'text', // JSON, no object
+      'conf/2008/2008_complete_final.json': { questions: [ok] },
+      'conf/2008_complete_final.json': { questions: [ok] }, // a second file of paper conf/2008 (by the loader's naming)
+    };
+    for (const [rel, body] of Object.entries(files)) {
+      await fsp.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+      await fsp.writeFile(path.join(dir, rel), JSON.stringify(body));
+    }
+    const validated = await cli('tasks', 'validate', dir, '--no-sample', '--json');
+    const problems = (JSON.parse(validated.stdout) as { problems: Array<{ file: string; pointer: string; severity: string; message: string }> }).problems;
+    const rejected = new Set(problems.filter((p) => p.severity === 'error').map((p) => p.file));
+    assert.equal(rejected.size, 7, JSON.stringify(problems, null, 1)); // every file but the empty one (a warning)
+    const r = await cli('curate', 'lint', dir, '--no-sample', '--json');
+    const report = JSON.parse(r.stdout) as LintReport;
+    for (const p of problems) {
+      const said = report.unreadable.some((u) => u.input === p.file) ||
+        report.findings.some((f) => f.file === p.file && f.severity === p.severity && (f.pointer === p.pointer || p.pointer.startsWith(f.pointer + '/')) && f.message.includes(p.message));
+      if (p.severity === 'error') assert.ok(said, `validate's ${p.severity} "${p.message}" at ${p.file}#${p.pointer} is neither a finding nor unreadable: ${JSON.stringify(report.findings.filter((f) => f.file === p.file))}`);
+    }
+    // a file holding no task at all is said (a warning), not a silent 0
+    assert.ok(report.findings.some((f) => f.file.endsWith('2006_complete_final.json') && f.rule === 'not-loaded' && f.severity === 'warning'));
+    assert.equal(r.code, 2, 'a file that holds no task file at all is unreadable: exit 2');
+    // 2003's loaded entry is still linted
+    assert.ok(report.findings.some((f) => f.task === 'conf/2003/0'), JSON.stringify(report.findings.map((f) => [f.task, f.rule])));
+  });
+
   it('distinctive numbers of an expected outcome: 3 significant digits without leading and trailing zeros, no bare integers', () => {
     const claims = distinctiveClaims('Accuracy 93.12% (vs 87.0%), loss 0.712, gain 12.5x, 100% recall, p 0.05, horizon 720, ratio 1.000, 0.0931.');
     assert.deepEqual(claims.map((c) => c.text), ['93.12%', '0.712', '12.5x', '0.0931']);
@@ -317,6 +356,21 @@ describe('curate lint: repository rules (git repositories built here)', function
     await fsp.writeFile(curation, '{ "version": 1, ');
     const broken = await lintTasks({ inputs: [ds], cacheDir: cache });
     assert.deepEqual(byRule(broken, 'curation-file').map((f) => [f.pointer, /^not JSON \(with comments\): \w+ at line 1$/.test(f.message)]), [['', true]]);
+  });
+
+  it('a partial copy (a blob absent from the object store, as in a mirror without its largest files) is linted; the absent file is counted, not read', async () => {
+    const partial = await repo('partial', [{ 'train.py': lines(20, 'train'), 'notes.txt': 'we reach 93.12% accuracy\n', 'weights.bin': 'big\n' }]);
+    const blob = (await git(['rev-parse', 'HEAD:weights.bin'], { cwd: partial.path })).text.trim();
+    await fsp.rm(path.join(partial.path, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    const ds = await dataset('partial-ds', [task({ expected_outcome: 'Accuracy reaches 93.12%.', requirements: ['Step 1: weights (/workspace/weights.bin)'] })]);
+    const r = await cli('curate', 'lint', ds, '--source', partial.path, '--cache', cache, '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as LintReport;
+    assert.deepEqual(report.repositories, [{ source: partial.path, commit: partial.shas[0], absent: 1 }]);
+    assert.match(byRule(report, 'leak-expected-number')[0]?.message ?? '', /"93\.12%" at notes\.txt:1/);
+    assert.equal(byRule(report, 'ref-file-missing').length, 0, 'the absent file is in the tree');
+    const text = await cli('curate', 'lint', ds, '--source', partial.path, '--cache', cache);
+    assert.match(text.stdout, /1 file absent from its object store: not scanned/);
   });
 
   it('a source that cannot be had is exit 2 naming it, and the file rules still ran', async () => {
