@@ -358,6 +358,47 @@ describe('curate lint: repository rules (git repositories built here)', function
     assert.deepEqual(byRule(broken, 'curation-file').map((f) => [f.pointer, /^not JSON \(with comments\): \w+ at line 1$/.test(f.message)]), [['', true]]);
   });
 
+  it('short expected numbers (issue 33): "0.16 at 100 samples … 0.004 at 100000 samples" in a kept notes file is a leak; one alone, code literals, another unit or a number the brief states are not', async () => {
+    const outcome = 'The mean absolute error should fall from about 0.16 at 100 samples to about 0.004 at 100000 samples.';
+    const r0 = await repo('short', [{
+      'train.py': lines(20, 'train'),
+      'notes/sweep.md': '# Sweep notes\n\nMAE: 0.16 at 100 samples … 0.004 at 100000 samples\n',
+    }]);
+    const ds = await dataset('short-ds', [task({ expected_outcome: outcome, requirements: ['Step 1 (/workspace/train.py:1)'] })]);
+    const r = await cli('curate', 'lint', ds, '--source', r0.path, '--cache', cache, '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const leaks = byRule(JSON.parse(r.stdout) as LintReport, 'leak-expected-number');
+    assert.deepEqual(leaks.map((f) => f.message.match(/^expected_outcome's "([^"]+)"/)?.[1]), ['0.16', '0.004']);
+    assert.match(leaks[0].message, /matched "0\.16" at notes\/sweep\.md:3 with the outcome's "0\.004" within 2 lines in kept files/);
+
+    // none of these is a leak: one short number alone, literals of code, another unit, a data line, an SVG
+    const r1 = await repo('short-clean', [{
+      'train.py': lines(20, 'train') + 'dropout = 0.16\nweight_decay = 0.004\n',
+      'notes.md': 'We tried 0.16 once.\n\n\n\nMemory: 16GB, 4GB.\n',
+      'data/values.txt': '0.16 0.004 0.1 0.2 0.3 0.4 0.5 0.6 0.7\n',
+      'fig.svg': '<svg><text>0.16 at 100 samples, 0.004 at 100000 samples</text></svg>\n',
+    }]);
+    const clean = await cli('curate', 'lint', ds, '--source', r1.path, '--cache', cache, '--json');
+    assert.deepEqual(byRule(JSON.parse(clean.stdout) as LintReport, 'leak-expected-number'), []);
+
+    // a comment of code with a word counts; one short number with two of its context words counts
+    const r2 = await repo('short-comment', [{
+      'train.py': lines(20, 'train'),
+      'utils.py': lines(3, 'utils') + '# expected: 0.16 here, 0.004 with all the data\n',
+      'log.txt': 'absolute error ~0.16 (100 samples)\n',
+    }]);
+    const two = byRule(JSON.parse((await cli('curate', 'lint', ds, '--source', r2.path, '--cache', cache, '--json')).stdout) as LintReport, 'leak-expected-number');
+    assert.deepEqual(two.map((f) => f.message.replace(/ \(.*?\) matched/, ' matched').replace(/ in kept files.*/, '')), [
+      'expected_outcome\'s "0.16" matched "0.16" at log.txt:1, "0.16" at utils.py:4 with the outcome\'s "0.004" and its context words "error", "sample" within 2 lines',
+      'expected_outcome\'s "0.004" matched "0.004" at utils.py:4 with the outcome\'s "0.16" within 2 lines',
+    ]);
+
+    // the brief states the numbers: no secret, no leak
+    const given = await dataset('short-given', [task({ expected_outcome: outcome, method: 'Expect about 0.16 at 100 samples and 0.004 at 100000.', requirements: ['Step 1 (/workspace/train.py:1)'] })]);
+    const known = await cli('curate', 'lint', given, '--source', r0.path, '--cache', cache, '--json');
+    assert.deepEqual(byRule(JSON.parse(known.stdout) as LintReport, 'leak-expected-number'), []);
+  });
+
   it('a partial copy (a blob absent from the object store, as in a mirror without its largest files) is linted; the absent file is counted, not read', async () => {
     const partial = await repo('partial', [{ 'train.py': lines(20, 'train'), 'notes.txt': 'we reach 93.12% accuracy\n', 'weights.bin': 'big\n' }]);
     const blob = (await git(['rev-parse', 'HEAD:weights.bin'], { cwd: partial.path })).text.trim();
