@@ -1,5 +1,6 @@
 import { stripVTControlCharacters } from 'node:util';
 import { scanNumbers, type FoundNumber } from './numbers';
+import { quantitiesOf } from './quantities';
 
 /**
  * The numbers a run produced, each with its label (rules below), and the word rules that decide
@@ -31,6 +32,14 @@ import { scanNumbers, type FoundNumber } from './numbers';
  * label of the previous number on the line is kept, or else the line's words before the number
  * (`control smECE (calibrated, 5 folds): 0.02459` → "control smECE (calibrated,  folds)"). Rows of a table without a header on the same
  * line have no label (a known miss: the header line is not read).
+ *
+ * ## Its line's keys (conditions)
+ * Every number also carries its line's {@link LineKey}s: each value of the line under its key (the
+ * label lower-cased, runs of characters other than letters and digits made one space; `#k` for
+ * the k-th unlabelled number), the index numbers of `seed 3` and `epoch 12` included, so that two
+ * numbers of one label can be told apart as two conditions (`n=100 mae=0.1563` and
+ * `n=100000 mae=0.0041`) or two replicates (derived.ts). `arrow` marks a number printed after an
+ * arrow from the previous one (`ECE: 0.0322 -> 0.0123`: a change, before and after).
  */
 
 /** A number a run printed, with where and under which label. */
@@ -44,6 +53,75 @@ export interface ProducedNumber extends FoundNumber {
   labelWords: string[];
   /** Output group (one run or record); derived claims combine numbers of one group only. */
   group: string;
+  /** Every value of its line under its key (one array shared by the line's numbers; module docs). */
+  keys?: LineKey[];
+  /** Printed after `->`, `→` or `=>` from the previous number of its line. */
+  arrow?: boolean;
+}
+
+/** One value of a line under its key (module docs, "Its line's keys"). */
+export interface LineKey {
+  key: string;
+  /** The number as printed. */
+  value: string;
+}
+
+/** The key of a label (module docs): lower-cased, runs of other characters one space. */
+export function labelKey(label: string): string {
+  return label.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ').trim();
+}
+
+/**
+ * What a sentence of a conclusion names, for {@link labelNamed}: its normalised words
+ * ({@link wordsOf}), its words in order ({@link wordSeq}), the quantities of the field's table it
+ * names (quantities.ts, broader words included) and its plain lower-case words (for condition keys
+ * such as `seed`, which {@link wordsOf} leaves out as generic).
+ */
+export interface Naming {
+  words: Set<string>;
+  seq: string[];
+  quantities: Set<string>;
+  plain: Set<string>;
+}
+
+/** The {@link Naming} of a sentence. */
+export function namingOf(sentence: string): Naming {
+  const plain = new Set(sentence.toLowerCase().split(/[^\p{L}\d]+/u).filter(Boolean).flatMap((w) => (w.length >= 4 && w.endsWith('s') ? [w, w.slice(0, -1)] : [w])));
+  return { words: new Set(wordsOf(sentence)), seq: wordSeq(sentence), quantities: quantitiesOf(sentence, true), plain };
+}
+
+const labelQuantities = new Map<string, Set<string>>();
+
+/** The quantities of the field's table a label names (memoised: labels repeat). */
+export function quantitiesOfLabel(label: string): Set<string> {
+  let q = labelQuantities.get(label);
+  if (q === undefined) {
+    if (labelQuantities.size > 10_000) labelQuantities.clear();
+    labelQuantities.set(label, (q = quantitiesOf(label, false)));
+  }
+  return q;
+}
+
+/**
+ * True when a printed label names what the sentence names: its own words (a shared word, a
+ * prefix, an acronym: {@link namesSame}) or one quantity of the field's table (quantities.ts:
+ * `mae` for "the error", `acc` for "accuracy", `ppl` for "perplexity").
+ */
+export function labelNamed(label: string, labelWords: string[], n: Naming): boolean {
+  if (labelWords.length === 0 && label === '') return false;
+  if (labelWords.length > 0 && namesSame(labelWords, n.words, n.seq, wordSeq(label))) return true;
+  if (n.quantities.size === 0) return false;
+  for (const q of quantitiesOfLabel(label)) if (n.quantities.has(q)) return true;
+  return false;
+}
+
+/** True when two labels name one quantity: their words ({@link namesSame}) or one quantity of the field's table. */
+export function labelsSame(a: { label: string; labelWords: string[] }, b: { label: string; labelWords: string[] }): boolean {
+  if (a.labelWords.length > 0 && b.labelWords.length > 0 && namesSame(a.labelWords, new Set(b.labelWords), wordSeq(b.label), wordSeq(a.label))) return true;
+  const qa = quantitiesOfLabel(a.label);
+  if (qa.size === 0) return false;
+  for (const q of quantitiesOfLabel(b.label)) if (qa.has(q)) return true;
+  return false;
 }
 
 /** Words that do not name a quantity on their own (split, set, statistic or position words). */
@@ -53,8 +131,10 @@ const GENERIC = new Set(['test', 'train', 'training', 'val', 'valid', 'validatio
   'is', 'was', 'for', 'with', 'from', 'by', 'an', 'a', 'we', 'it', 'its', 'this', 'that', 'are', 'were', 'be', 'as', 'or', 'vs',
   'set', 'split', 'data', 'model', 'per', 'all', 'stayed', 'reached', 'gave', 'got', 'has', 'have', 'our', 'than', 'while']);
 
-/** Words whose label marks a position or index, not a measured quantity (`seed 3`, `epoch 12`). */
-const INDEX_WORDS = /(?:^|\s)(?:seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)\s*[:=#]?\s*$/i;
+/** Words whose label marks a position or index, not a measured quantity (`seed 3`, `epoch 12`); group 1 is the word. */
+const INDEX_WORDS = /(?:^|[\s[(])(seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)\s*[:=#]?\s*$/i;
+/** An arrow before a number: it is the "after" of a change printed on one line. */
+const ARROW = /(?:->|→|=>)\s*$/;
 
 /**
  * Normalised words of a text: split at characters other than letters and digits (words of digits
@@ -186,11 +266,14 @@ export function producedNumbers(source: string, text: string, group = ''): Produ
     const row = line.length > 20_000 ? line.slice(0, 20_000) : line;
     let prevEnd = 0;
     let prevLabel = '';
+    let unlabelled = 0;
+    const keys: LineKey[] = [];
     for (const n of scanNumbers(row, false)) {
       if (inName(row, n) || inFormula(row, n) || inAssignmentOrId(row, n)) continue; // part of the text of a label, not a value
       const seg = row.slice(prevEnd, n.index);
       prevEnd = n.index + n.text.length;
-      if (INDEX_WORDS.test(seg) && n.bareInteger) continue;
+      const index = INDEX_WORDS.exec(seg);
+      if (index && n.bareInteger) { keys.push({ key: labelKey(index[1]), value: n.text }); continue; }
       const rawLast = (seg.split(/[,;|\t]|\s{3,}/).pop() ?? '').replace(/^[\s{[("':,=]+|[\s:="'(,]+$/g, '').trim();
       const last = tail(rawLast);
       const lastWords = n.uncertainty ? [] : wordsOf(last);
@@ -198,9 +281,11 @@ export function producedNumbers(source: string, text: string, group = ''): Produ
       prevLabel = label;
       // built field by field: an object spread here costs ten times the scan
       const pn: ProducedNumber = { text: n.text, value: n.value, decimals: n.decimals, index: n.index, bareInteger: n.bareInteger,
-        source, line: li + 1, label, labelWords: label === last ? lastWords : wordsOf(label), group };
+        source, line: li + 1, label, labelWords: label === last ? lastWords : wordsOf(label), group, keys };
       if (n.unit !== undefined) pn.unit = n.unit;
       if (n.uncertainty) pn.uncertainty = true;
+      if (ARROW.test(seg)) pn.arrow = true;
+      if (!n.uncertainty) keys.push({ key: labelKey(last) || labelKey(label) || `#${unlabelled++}`, value: n.text }); // `n=100`: key n, though a one-letter label names nothing
       out.push(pn);
     }
   }
