@@ -77,14 +77,15 @@ export function shortClaims(expectedOutcome: string): OutcomeClaim[] {
 /**
  * The context words of a short claim: the words of its sentence within {@link CONTEXT_SPAN}
  * words before or after it (numbers and generic words out; `wordsOf` of the claims check), of at
- * least 3 letters.
+ * least 3 letters. A camelCase name is one word (`WikiText` = `wikitext`): it is one word of
+ * context, however the kept file writes it.
  */
 export function contextWords(c: OutcomeClaim): string[] {
   const at = c.sentence.indexOf(c.text);
   if (at < 0) return [];
   const before = c.sentence.slice(0, at).split(/\s+/).filter(Boolean).slice(-CONTEXT_SPAN).join(' ');
   const after = c.sentence.slice(at + c.text.length).split(/\s+/).filter(Boolean).slice(0, CONTEXT_SPAN).join(' ');
-  return [...new Set(wordsOf(`${before} ${after}`).filter((w) => /^[a-z]{3,}$/.test(w) && !FUNCTION_WORDS.has(w)))];
+  return [...new Set(wordsOf(`${before} ${after}`, false).filter((w) => /^[a-z]{3,}$/.test(w) && !FUNCTION_WORDS.has(w)))];
 }
 
 /**
@@ -231,7 +232,7 @@ export function numberLeaks(t: Task, index: NumberIndex, kept: (path: string) =>
       let found: string[] = [];
       if (near.length === 0 && words.length >= MIN_CONTEXT_WORDS) {
         const text = lines(h.path).slice(Math.max(0, h.line - 1 - WINDOW_LINES), h.line + WINDOW_LINES).join('\n');
-        const seen = new Set(wordsOf(text));
+        const seen = new Set(wordsOf(text, false));
         found = words.filter((w) => seen.has(w));
       }
       if (near.length === 0 && found.length < MIN_CONTEXT_WORDS) continue;

@@ -139,10 +139,12 @@ const ARROW = /(?:->|→|=>)\s*$/;
 /**
  * Normalised words of a text: split at characters other than letters and digits (words of digits
  * only dropped; `f1`, `r2` kept), snake_case and camelCase (`smECE` → sm, ece),
- * lower-cased, a plural `s` dropped (words of 4+ letters), generic words removed.
+ * lower-cased, a plural `s` dropped (words of 4+ letters), generic words removed. With
+ * `splitCamel` false a camelCase word stays one word (`WikiText` → wikitext, as `wikitext` is):
+ * for comparing prose with prose, where one name is written either way.
  */
-export function wordsOf(text: string): string[] {
-  const parts = text.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/);
+export function wordsOf(text: string, splitCamel = true): string[] {
+  const parts = (splitCamel ? text.replace(/([a-z])([A-Z])/g, '$1 $2') : text).toLowerCase().split(/[^a-z0-9]+/);
   const out = new Set<string>();
   for (const p of parts) {
     if (p.length < 2 || /^\d+$/.test(p)) continue;
