@@ -8,6 +8,8 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { checkClaims, extractClaims, matchesClaim, scanNumbers } from '../../src/core/verify/claims';
+import { endsWithArrow, indexWordAtEnd } from '../../src/core/verify/produced';
+import { camelHumps } from '../../src/core/verify/quantities';
 
 const RUNS = { numRuns: 300, seed: 20261201 };
 const statusOf = (conclusion: string, text: string) => checkClaims(conclusion, [{ source: 'stdout', text }]).claims.map((c) => c.status);
@@ -82,5 +84,28 @@ describe('claims: property tests of the numbers check (fast-check)', () => {
       const seeds = `seed=0 mae=${ta}\nseed=1 mae=${tb}\n`;
       assert.equal(statusOf(`The error changes from ${ta} to ${tb}, a ${right}% reduction.`, seeds).at(-1), 'not found', seeds);
     }), RUNS);
+  });
+});
+
+describe('claims: the linear readers give what the regular expressions they replace gave (fast-check)', () => {
+  // Texts made of the characters the expressions look at, so that the interesting cases are common.
+  const textOf = (chars: string, maxLength = 40) => fc.array(fc.constantFrom(...chars.split('')), { maxLength }).map((a) => a.join(''));
+  const words = ['seed', 'Epoch', 'step', 'iter', 'iteration', 'fold', 'run', 'trial', 'batch', 'id', 'no', 'lr', 'n'];
+  const segArb = fc.tuple(textOf('ab ([:=#\t'), fc.constantFrom(...words), textOf(' :=#\t', 6)).map(([a, w, b]) => a + w + b);
+
+  it('camelHumps is /([a-z\\d])([A-Z])/g then /([A-Z]+)([A-Z][a-z])/g, split at spaces', () => {
+    const old = (raw: string) => raw.replace(/([a-z\d])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2').toLowerCase().split(' ');
+    fc.assert(fc.property(textOf('aAbB1zZ', 24).filter((s) => s.length > 0), (raw) => assert.deepEqual(camelHumps(raw), old(raw), raw)), RUNS);
+    for (const raw of ['mIoU', 'HTMLParser', 'smECE', 'valAcc', 'top1Acc', 'ECE']) assert.deepEqual(camelHumps(raw), old(raw), raw);
+  });
+
+  it('indexWordAtEnd is /(?:^|[\\s[(])(seed|epoch|…)\\s*[:=#]?\\s*$/i', () => {
+    const OLD = /(?:^|[\s[(])(seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)\s*[:=#]?\s*$/i; // the expression replaced, as the reference
+    fc.assert(fc.property(fc.oneof(segArb, textOf('seda ([:=#')), (seg) => assert.equal(indexWordAtEnd(seg), OLD.exec(seg)?.[1], JSON.stringify(seg))), RUNS);
+  });
+
+  it('endsWithArrow is /(?:->|→|=>)\\s*$/', () => {
+    const OLD = /(?:->|→|=>)\s*$/; // the expression replaced, as the reference
+    fc.assert(fc.property(textOf('-=>→ a\t'), (seg) => assert.equal(endsWithArrow(seg), OLD.test(seg), JSON.stringify(seg))), RUNS);
   });
 });

@@ -1,4 +1,5 @@
 import type { Task } from '../tasks/types';
+import { hasLineTerminator, trimEndOf, trimStartOf } from '../untrusted';
 import { extractClaims, matchesClaim, scanNumbers, type FoundNumber } from '../verify/claims';
 import { wordsOf } from '../verify/produced';
 import type { RepoSnapshot } from './snapshot';
@@ -58,7 +59,9 @@ export type OutcomeClaim = ReturnType<typeof extractClaims>[number];
 export interface NumberHit { path: string; line: number; matched: string }
 
 function significantDigits(c: OutcomeClaim): number {
-  return c.text.replace(/[eE][-+]?\d+.*$/, '').replace(/[^\d]/g, '').replace(/^0+/, '').replace(/0+$/, '').length;
+  const exponent = /[eE][-+]?\d/.exec(c.text);
+  const mantissa = exponent && !hasLineTerminator(c.text.slice(exponent.index)) ? c.text.slice(0, exponent.index) : c.text;
+  return trimEndOf(trimStartOf(mantissa.replace(/[^\d]/g, ''), '0'), '0').length;
 }
 
 const bareInteger = (c: OutcomeClaim) => c.unit === undefined && /^[-+]?[\d,]+$/.test(c.text);

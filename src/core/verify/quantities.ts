@@ -72,9 +72,35 @@ export function quantityWords(text: string): string[] {
   for (const raw of norm.split(/[^\p{L}\d]+/u)) {
     if (raw === '') continue;
     out.push(raw.toLowerCase());
-    const humps = raw.replace(/([a-z\d])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2').toLowerCase().split(' ');
+    const humps = camelHumps(raw);
     if (humps.length > 1) out.push(...humps);
   }
+  return out;
+}
+
+const isUpper = (c: string | undefined) => c !== undefined && c >= 'A' && c <= 'Z';
+const isLower = (c: string | undefined) => c !== undefined && c >= 'a' && c <= 'z';
+const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
+
+/**
+ * `raw` split at its camelCase humps, lower-cased (`mIoU` → m, io, u; `HTMLParser` → html,
+ * parser; `smECE` → sm, ece): a new word before a capital that follows a small letter or a digit,
+ * and before the last capital of a run of capitals followed by a small letter. One pass (what
+ * `/([a-z\d])([A-Z])/g` then `/([A-Z]+)([A-Z][a-z])/g` gave, without their quadratic time on a
+ * long run of capitals).
+ */
+export function camelHumps(raw: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 1; i < raw.length; i++) {
+    const c = raw[i];
+    const prev = raw[i - 1];
+    if (isUpper(c) && (isLower(prev) || isDigit(prev) || (isUpper(prev) && isLower(raw[i + 1])))) {
+      out.push(raw.slice(start, i).toLowerCase());
+      start = i;
+    }
+  }
+  out.push(raw.slice(start).toLowerCase());
   return out;
 }
 
