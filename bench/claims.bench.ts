@@ -123,13 +123,13 @@ function notebookOutputs(json: string): string {
 async function repositoryOutputs(): Promise<Group[]> {
   const out: Group[] = [];
   for (const repo of (process.env.BENCH_CLAIMS_REPOS ?? '').split(':').filter(Boolean)) {
-    const listing = await git(['ls-tree', '-r', '-z', '-l', 'HEAD'], { cwd: repo }).catch(() => undefined);
+    const listing = await git(['ls-tree', '-r', '-z', '-l', 'HEAD'], { repo: { gitDir: repo } }).catch(() => undefined);
     if (!listing) { console.log(`claims.bench: ${repo}: not a git directory, skipped`); continue; }
     const name = path.basename(repo) === 'repo' ? path.basename(path.dirname(repo)) : path.basename(repo);
     for (const rec of listing.text.split('\0')) {
       const m = /^\d+ blob ([0-9a-f]+)\s+(\d+)\t(.*)$/s.exec(rec);
       if (!m || Number(m[2]) > 1024 * 1024 || !RUN_OUTPUT.test(m[3])) continue;
-      let text = (await git(['cat-file', 'blob', m[1]], { cwd: repo })).text;
+      let text = (await git(['cat-file', 'blob', m[1]], { repo: { gitDir: repo } })).text;
       if (m[3].endsWith('.ipynb')) text = notebookOutputs(text);
       const numbers = producedNumbers(m[3], text, `${name}:${m[3]}`);
       if (numbers.length) out.push({ name: `repository ${name}: ${m[3]}`, numbers });

@@ -401,7 +401,7 @@ describe('curate lint: repository rules (git repositories built here)', function
 
   it('a partial copy (a blob absent from the object store, as in a mirror without its largest files) is linted; the absent file is counted, not read', async () => {
     const partial = await repo('partial', [{ 'train.py': lines(20, 'train'), 'notes.txt': 'we reach 93.12% accuracy\n', 'weights.bin': 'big\n' }]);
-    const blob = (await git(['rev-parse', 'HEAD:weights.bin'], { cwd: partial.path })).text.trim();
+    const blob = (await git(['rev-parse', 'HEAD:weights.bin'], { repo: { checkout: partial.path } })).text.trim();
     await fsp.rm(path.join(partial.path, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
     const ds = await dataset('partial-ds', [task({ expected_outcome: 'Accuracy reaches 93.12%.', requirements: ['Step 1: weights (/workspace/weights.bin)'] })]);
     const r = await cli('curate', 'lint', ds, '--source', partial.path, '--cache', cache, '--json');

@@ -104,9 +104,9 @@ describe('issue 33 held-back variants (written after the rules)', function () {
         await fsp.mkdir(path.dirname(path.join(repo, f)), { recursive: true });
         await fsp.writeFile(path.join(repo, f), body);
       }
-      await git(['init', '-q', '-b', 'main'], { cwd: repo });
-      await git(['add', '-A'], { cwd: repo });
-      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', 'c'], { cwd: repo });
+      await git(['init', '-q', '-b', 'main'], { repo: 'none', cwd: repo });
+      await git(['add', '-A'], { repo: { checkout: repo } });
+      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', 'c'], { repo: { checkout: repo } });
       const ds = path.join(dir, `ds${i}`, 'tasks', 'conf', '7');
       await fsp.mkdir(ds, { recursive: true });
       await fsp.writeFile(path.join(ds, '7_complete_final.json'), JSON.stringify({ questions: [{
