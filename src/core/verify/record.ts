@@ -150,6 +150,8 @@ export const VerificationRecordSchema = z.object({
   /** ISO 8601: when the script itself started (the time limit counts from here); absent until known. */
   scriptStartedAt: z.string().optional(),
   endedAt: z.string().optional(),
+  /** RFC 3339, the engine's: when the container exited (its `State.FinishedAt`); absent when unknown (older records, an engine lost mid-run). */
+  containerExitedAt: z.string().optional(),
   durationMs: z.number().nonnegative().optional(),
   /** `null` when the process was killed (timeout, cancel) or the engine failed. */
   exitCode: z.number().int().nullable(),
