@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import type { JudgeRecord } from '../judge/types';
 import { policyByName } from '../metrics/policies';
@@ -8,6 +7,7 @@ import { outcomeFromRecord, scoreTask } from '../metrics/scores';
 import type { ClockState } from '../session/state';
 import type { Phase } from '../steps/phases';
 import type { SessionEvent } from '../steps/events';
+import { writeAtomic } from '../util/fs';
 import { writeZip } from './zip';
 
 /**
@@ -353,15 +353,14 @@ export function sampleEntryName(id: string, epoch: number): string {
 /**
  * Writes `log` to `file`: `inspect-json` as one JSON document (Inspect's `.json` log),
  * `inspect-eval` as the zip of Inspect's eval recorder (`_journal/start.json`, `header.json`, one
- * entry per sample, `summaries.json`). The file is replaced whole (written beside it, renamed).
+ * entry per sample, `summaries.json`). The file is replaced whole (written beside it, renamed; on a
+ * failure the old file stays and no temp file is left: util/fs.ts `writeAtomic`).
  * @returns the file's size, bytes
+ * @throws ExpBenchError BAD_INPUT naming `file` when it cannot be written (the disk full, a folder, …)
  */
 export async function writeInspectLog(log: Obj, file: string, format: 'inspect-eval' | 'inspect-json'): Promise<number> {
-  await fsp.mkdir(path.dirname(path.resolve(file)), { recursive: true });
   if (format === 'inspect-json') {
-    const tmp = `${file}.${process.pid}.tmp`;
-    await fsp.writeFile(tmp, JSON.stringify(log, null, 2) + '\n');
-    await fsp.rename(tmp, file);
+    await writeAtomic(file, JSON.stringify(log, null, 2) + '\n');
   } else {
     const { samples, ...header } = log as Obj & { samples: Obj[] };
     const json = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
