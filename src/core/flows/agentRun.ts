@@ -23,8 +23,12 @@ const logger = log('agentRun');
 /** Options of {@link runAgentTask}. */
 export interface AgentRunOptions {
   task: Task;
-  /** The paper repository: a git URL, a local clone or a folder (src/core/workspace/prepare.ts). */
-  source: string;
+  /**
+   * The paper repository: a git URL, a local clone or a folder (src/core/workspace/prepare.ts);
+   * default as for `prepare` (prepareTask.ts `resolveTaskPin`): the curation file's pinned
+   * repository, else the task's `local_repo` / `code_url`.
+   */
+  source?: string;
   commit?: string;
   /** Session folder to create (must not exist or be empty). */
   outDir: string;
