@@ -9,6 +9,7 @@ import { readPriceTable } from '../../core/llm/ledger';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
+import { cancelOnStopSignals } from '../signals';
 import { registerMcp } from './agentMcp';
 import { endpointFromEnv as judgeEndpointFromEnv } from './judge';
 
@@ -76,9 +77,8 @@ export function register(program: Command): void {
       if (opts.budgetUsd !== undefined && !(prices && Object.hasOwn(prices, opts.model))) {
         throw new ExpBenchError('BAD_INPUT', opts.prices ?? '--prices', `--budget-usd needs the price of ${opts.model} (USD per 1M tokens) in a --prices table`);
       }
-      const ac = new AbortController();
-      const onSigint = () => { process.stderr.write('expbench: stopping the agent…\n'); ac.abort(); };
-      process.once('SIGINT', onSigint);
+      // Ctrl-C, SIGTERM and SIGHUP stop the agent cleanly (reason `cancelled`: clock paused, container removed).
+      const ac = cancelOnStopSignals((sig) => `${sig}: stopping the agent (the session is saved, the work container removed)…`);
       try {
         const r = await runAgentTask({
           task, source: opts.source, commit: opts.commit, outDir: path.resolve(opts.out), cacheDir: opts.cache, image: opts.image,
@@ -95,13 +95,13 @@ export function register(program: Command): void {
         else console.log(summaryLine(id, r));
         if (!succeeded(r)) process.exitCode = 1;
       } finally {
-        process.removeListener('SIGINT', onSigint);
+        ac.dispose();
       }
     });
 }
 
 function succeeded(r: AgentRunResult): boolean {
-  return r.agent.stop === 'submitted' && (r.submission?.verify === undefined || r.submission.verify.ok) && !r.submission?.judge?.error;
+  return r.agent.stop === 'submitted' && !r.saveError && (r.submission?.verify === undefined || r.submission.verify.ok) && !r.submission?.judge?.error;
 }
 
 /** `sample/toycal/0: submitted after 4 steps (9 tool calls, 3100 tokens, 0.0000 USD); verify: E = true (…); judge: …; session DIR`. */

@@ -73,6 +73,8 @@ export interface AgentRunResult {
   agent: AgentResult;
   /** Set when the agent submitted: the submission and its verify and judge steps. */
   submission?: SubmitFlowResult;
+  /** Set when the session's last state could not be saved at the end (a full disk): the message. */
+  saveError?: string;
 }
 
 /**
@@ -82,6 +84,8 @@ export interface AgentRunResult {
  * (src/core/agent/loop.ts), and when it submitted: submit → verify (clean) → judge, the same
  * flow as the window's (src/core/flows/submit.ts). A run stopped by a limit is not submitted: the
  * session keeps its drafts, runs and events (submit later with `expbench session submit`).
+ * The work container is removed on every path (unless `keepContainer`), also when the session
+ * cannot be saved at the end (a full disk: the result then says so in `saveError`, stop `error`).
  * @throws what prepareSession throws (nothing else is done then); the engine's and the image's
  *   ExpBenchError when the work container cannot start (the prepared session stays)
  */
@@ -96,6 +100,8 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
   const service = o.service ?? new SessionService();
   const handle = await service.open(sessionDir, { client: 'agent', taskId: o.task.id });
   const sessionId = path.basename(sessionDir);
+  let result: AgentRunResult | undefined;
+  let finished = false;
   try {
     const { container } = await ensureWorkContainer(docker, {
       task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false },
@@ -107,7 +113,7 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
       limits: o.limits, shellTimeoutMs: o.shellTimeoutMs, signal: o.signal, onStep: o.onStep, sleep: o.sleep,
       control: o.control, approveShell: o.approveShell,
     });
-    const result: AgentRunResult = { sessionDir, agent };
+    result = { sessionDir, agent };
     if (agent.submitRequested) {
       result.submission = await handle.submit({ design: handle.state.design, conclusion: handle.state.conclusion }, {
         ...(o.verify === false ? {} : { verify: verifyStep({ docker }) }),
@@ -115,11 +121,24 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
         signal: o.signal,
       });
     }
+    finished = true;
     return result;
   } finally {
-    await handle.release();
+    // Each step of the cleanup runs whatever the one before did: a session that cannot be saved
+    // (a full disk) never leaves the work container running.
+    let saveError: unknown;
+    await handle.release().catch((e: unknown) => { saveError = e; });
     if (!o.keepContainer) {
       await removeWorkContainer(docker, sessionId).catch((e) => logger.warn(`removing the work container of ${sessionId} failed: ${errorMessage(e)}`));
+    }
+    if (saveError !== undefined && (!finished || !result)) logger.warn(`saving the session ${sessionId} at the end failed: ${errorMessage(saveError)}`);
+    else if (saveError !== undefined && result) {
+      // The run's result stands, said with the failure: the session's last state could not be saved
+      // (its events are on disk; the next opener closes the clock at its last heartbeat).
+      const why = `the session could not be saved at the end: ${errorMessage(saveError)}`;
+      result.agent = result.agent.stop === 'submitted' ? { ...result.agent, message: `${result.agent.message}; ${why}` }
+        : { ...result.agent, stop: 'error', message: result.agent.stop === 'error' ? `${result.agent.message}; ${why}` : `${result.agent.stop}: ${result.agent.message}; ${why}` };
+      result.saveError = errorMessage(saveError);
     }
   }
 }
