@@ -49,8 +49,8 @@ export interface Trajectory {
   metadata?: Record<string, unknown>;
   /** The final patch when the source has one (SWE-agent `submission`, OpenHands `git_patch`, harness `.patch`). */
   patch?: string;
-  /** Harness answers `{design, conclusion}` when the source has them. */
-  answers?: { design?: string; conclusion?: string };
+  /** Harness answers `{design, conclusion}` when the source has them (`design` one text or its lines, as the harness's answers.json allows). */
+  answers?: { design?: string | string[]; conclusion?: string };
   problems: TrajProblem[];
 }
 
@@ -74,7 +74,7 @@ export class TrajectoryBuilder {
   scores?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
   patch?: string;
-  answers?: { design?: string; conclusion?: string };
+  answers?: { design?: string | string[]; conclusion?: string };
   /** True for sources whose phases are recorded (this project's sessions). */
   exactPhases = false;
 
