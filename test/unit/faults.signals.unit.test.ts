@@ -135,6 +135,26 @@ describe('faults: SIGTERM and SIGHUP end verify and agent run as SIGINT does; a 
       });
     }
 
+    it('agent run killed (kill -9) during a shell command: the next agent run removes the container it left', async () => {
+      server.enqueue({ toolCalls: [{ name: 'shell', arguments: { command: 'echo busy; sleep 120', timeout_seconds: 300 } }] });
+      server.handler = () => ({ status: 400, message: 'the scripted sequence is over' });
+      const killed = path.join(base, `agent-killed-${++n}`);
+      roots.push(killed);
+      const env = { ...OFFLINE_ENV, EXPBENCH_AGENT_BASE_URL: server.baseURL };
+      const run = start(['agent', 'run', 'sample/toycal/0', '--model', 'scripted-agent', '--out', killed, '--cache', cache(), '--no-verify', '--no-judge'], env);
+      await run.seen(/^\[1\] model → shell$/m);
+      run.child.kill('SIGKILL');
+      await run.exit;
+      assert.equal((await containers(killed)).filter((c) => c.State === 'running').length, 1, 'the kill left the work container running (the case is real)');
+      const next = path.join(base, `agent-next-${++n}`);
+      roots.push(next);
+      const again = start(['agent', 'run', 'sample/toycal/0', '--model', 'scripted-agent', '--out', next, '--cache', cache(), '--no-verify', '--no-judge'], env);
+      const end = await within(again.exit, 90_000, again.child, 'the next agent run');
+      assert.equal(end.code, 1, again.err().slice(-600)); // the endpoint refuses: model_error
+      assert.match(again.err(), new RegExp(`removed the work container of ${path.basename(killed)}, left running by an agent run that was killed`));
+      assert.deepEqual((await containers(killed)).map((c) => c.State), [], 'the killed run\'s container is gone');
+    });
+
     it('agent run on a full disk (the agent fills it): ends with the disk named, no stack, no work container', async function () {
       const mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'expbench-faults-signals-tmpfs-'));
       try {

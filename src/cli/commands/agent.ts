@@ -89,6 +89,7 @@ export function register(program: Command): void {
           },
           network: opts.network, verify: opts.verify, judge: opts.judge, keepContainer: opts.keepContainer, signal: ac.signal,
           onProgress: (p) => process.stderr.write(`${p.step}: ${p.message}\n`),
+          onNotice: (m) => process.stderr.write(`expbench: ${m}\n`),
           onStep: (s) => process.stderr.write(`[${s.step}] ${s.kind === 'model' ? 'model' : 'tool '} ${s.text}\n`),
         });
         if (opts.json) printJson(r);

@@ -7,7 +7,8 @@ import type { LlmEndpoint } from '../llm/endpoint';
 import type { PriceTable } from '../llm/ledger';
 import { log } from '../log';
 import { connectDocker, ensureImage } from '../sandbox';
-import { ensureWorkContainer, removeWorkContainer } from '../sandbox/work';
+import { ownerToken } from '../sandbox/processes';
+import { ensureWorkContainer, removeOwnerlessWorkContainers, removeWorkContainer } from '../sandbox/work';
 import { writeSessionMarker } from '../session/marker';
 import type { Task } from '../tasks/types';
 import { errorMessage } from '../util/errors';
@@ -58,6 +59,8 @@ export interface AgentRunOptions {
   service?: SessionService;
   signal?: AbortSignal;
   onProgress?: PrepareOptions['onProgress'];
+  /** What the user must be told: leftovers of an earlier run removed. */
+  onNotice?: (message: string) => void;
   onStep?: Parameters<typeof runAgent>[0]['onStep'];
   /** Pause and resume by the researcher (src/core/agent/control.ts). */
   control?: AgentControl;
@@ -103,8 +106,13 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
   let result: AgentRunResult | undefined;
   let finished = false;
   try {
+    // What a killed run left: its work container (its clock is closed by the next opener of its session).
+    const swept = await removeOwnerlessWorkContainers(docker).catch((e: unknown) => { logger.warn(`sweeping work containers failed: ${errorMessage(e)}`); return []; });
+    if (swept.length) o.onNotice?.(`removed the work container${swept.length === 1 ? '' : 's'} of ${swept.join(', ')}, left running by an agent run that was killed`);
     const { container } = await ensureWorkContainer(docker, {
       task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false },
+      // removed by this run at its end; if it is killed, by the next one (never when kept)
+      ...(o.keepContainer ? {} : { owner: ownerToken() }),
     });
     // the run's working time is the agent's (`clock.actor`; `byActor` in `expbench session show --json`)
     await handle.setClockActor('agent');
