@@ -141,6 +141,8 @@ describe('faults: export and import outputs (existing files, full disks; dist/cl
         : !/disk is full/.test(r.stderr) ? `does not say the disk is full: ${r.stderr.slice(0, 300)}`
           : unclearOf(r, [out, path.dirname(out)]) ?? (again.code !== 0 ? `the rerun with room failed (exit ${again.code}): ${again.stderr.slice(-500)}` : check());
       record(name, { lost: [], crash: crashOf(r) ?? crashOf(again), unclear, leftovers: [...stray, ...leftAfterFailure.map((p) => `${p} (half-made)`)] }, true);
+      // The case's outputs go, so that the room the next case measures is the tmpfs's, not what this one left.
+      fs.rmSync(path.dirname(out), { recursive: true, force: true });
     }
 
     it('session export (inspect-json and inspect-eval) onto a full disk: "disk is full", no stack, no temp file; the rerun writes it', async () => {
