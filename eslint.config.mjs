@@ -2,6 +2,7 @@
 // by the extension and the `expbench` CLI), and its rooms keep their layer order (layers/floor-order).
 import tseslint from 'typescript-eslint';
 import layers from './eslint/layers-plugin.mjs';
+import regexp from 'eslint-plugin-regexp';
 
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', '.cache/**', '.vscode-test/**'] },
@@ -35,6 +36,16 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: { 'no-console': ['error'] },
+  },
+  {
+    // No regular expression that can backtrack super-linearly: every pattern may meet text the
+    // solver wrote (a 990,000-character note without spaces, a patch, a log). Issue 26, item 5.
+    files: ['src/**/*.ts'],
+    plugins: { regexp },
+    rules: {
+      'regexp/no-super-linear-move': ['error', { ignoreSticky: true, ignorePartial: false }],
+      'regexp/no-super-linear-backtracking': ['error', { report: 'potential' }],
+    },
   },
   {
     files: ['src/cli/**/*.ts'],

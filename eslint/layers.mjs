@@ -4,6 +4,7 @@
 // written in docs/architecture.md (test/unit/layers.unit.test.ts checks that the two agree).
 export const FLOORS = [
   ['errors', 'log'],
+  ['untrusted'],
   ['util', 'paths', 'layout'],
   ['git'],
   ['tasks', 'sandbox', 'steps', 'review'],
@@ -15,7 +16,7 @@ export const FLOORS = [
   ['interop'],
   ['trajectory'],
   ['agent', 'curation', 'viewer'],
-  ['flows'],
+  ['flows', 'figures'],
   ['mcp'],
 ];
 

@@ -66,6 +66,8 @@ const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
   { ...common, entryPoints: ['src/extension/workbench.ts'], outfile: 'dist/workbench.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm], banner: { js: '#!/usr/bin/env node' } },
+  // the worker thread of the host's slow work (src/core/flows/offThread.ts looks for it beside the bundle)
+  { ...common, entryPoints: ['src/core/flows/offThreadWorker.ts'], outfile: 'dist/offThreadWorker.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features'], plugins: [noSsh2, noBuildKit, zodEnglishOnly, jsoncEsm] },
   { ...common, entryPoints: ['webview-ui/src/main.ts'], outfile: 'dist/webview/main.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/main.css'], outfile: 'dist/webview/main.css', bundle: true },
   // the trajectory viewer (issue 17): its own page, messages in src/protocol/trajectory.ts
@@ -74,6 +76,9 @@ const builds = [
   // the triage table (issue 17): its own page, messages in src/protocol/triage.ts; the comparison page takes the same sheet
   { ...common, entryPoints: ['webview-ui/src/triage/main.ts'], outfile: 'dist/webview/triage.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/triage/triage.css'], outfile: 'dist/webview/triage.css', bundle: true },
+  // the Results view (issue 29): its own page with Chart.js, messages in src/protocol/results.ts
+  { ...common, entryPoints: ['webview-ui/src/results/main.ts'], outfile: 'dist/webview/results.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
+  { ...common, entryPoints: ['webview-ui/src/results/results.css'], outfile: 'dist/webview/results.css', bundle: true },
   // The solver build (issue 13, docs/proctored.md): an unpacked extension for the proctored window,
   // shipped inside the researcher vsix (its "Start Proctored Baseline…" mounts it). Its own entry and the same webview, built again into its folder;
   // no source maps (the window gets code, not the project's source text).
@@ -100,10 +105,18 @@ if (production && sizes['dist/webview/main.js'] > WEBVIEW_LIMIT) {
   console.error(`build: dist/webview/main.js is ${sizes['dist/webview/main.js']} bytes, over ${WEBVIEW_LIMIT}; see what it takes in with dist/meta.json's inputs (esbuild metafile)`);
   process.exit(1);
 }
+// The Results view loads when it is shown (issue 29): the figures, the protocol and Chart.js's bar parts (≈ 160 KiB of it).
+const RESULTS_LIMIT = 300 * 1024;
+if (production && sizes['dist/webview/results.js'] > RESULTS_LIMIT) {
+  console.error(`build: dist/webview/results.js is ${sizes['dist/webview/results.js']} bytes, over ${RESULTS_LIMIT}; see what it takes in with dist/meta.json's inputs (esbuild metafile)`);
+  process.exit(1);
+}
 // The solver bundle may take in only the channel, the step model, the protocol, the solver and
 // small utilities: nothing that reaches tasks, ground truth, Docker, the verifier, the judge or models.
-const solverInputs = Object.keys(results.find((r) => r.metafile.outputs['dist/solver/extension.js']).metafile.outputs['dist/solver/extension.js'].inputs);
-const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
+// A package's path is read from its `node_modules/` on (a worktree's node_modules may be a link, which esbuild resolves: `../../<checkout>/node_modules/…`).
+const fromNodeModules = (f) => (f.includes('node_modules/') ? f.slice(f.indexOf('node_modules/')) : f);
+const solverInputs = Object.keys(results.find((r) => r.metafile.outputs['dist/solver/extension.js']).metafile.outputs['dist/solver/extension.js'].inputs).map(fromNodeModules);
+const solverIntruders = solverInputs.filter((f) => !/^(src\/solver\/|src\/core\/(channel|steps|untrusted)\/|src\/core\/(errors|log)\.ts$|src\/core\/util\/(emitter|errors|fs|promises)\.ts$|src\/protocol\/|src\/extension\/brief\/(csp|nonce)\.ts$|node_modules\/zod\/|zod-en:)/.test(f));
 if (solverIntruders.length) {
   console.error(`build: the solver bundle dist/solver/extension.js takes in ${solverIntruders.join(', ')}; the proctored window may not hold them (docs/proctored.md)`);
   process.exit(1);

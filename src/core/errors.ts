@@ -39,3 +39,15 @@ export function isExpBenchError(e: unknown, code?: ErrorCode): e is ExpBenchErro
 export function cancelled(input: string): ExpBenchError {
   return new ExpBenchError('CANCELLED', input, 'cancelled by the user');
 }
+
+/**
+ * The message of a thrown value, for a person: an `Error`'s `message`, a string as it is,
+ * anything else through `String()`. Never throws (a value whose `toString` throws gives
+ * `"(unprintable error)"`). Also exported by `util/errors` (where most callers import it).
+ */
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'string') return e;
+  if (e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string') return (e as { message: string }).message;
+  try { return String(e); } catch { return '(unprintable error)'; }
+}

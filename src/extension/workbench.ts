@@ -32,6 +32,7 @@ import { errorMessage } from '../core/util/errors';
 import { trajectoryCommands } from './trajectory/importCommands';
 import { activateTrajectoryViewer, type TrajectoryViewer } from './trajectory/viewer';
 import { activateTriage, type TriageFeature } from './trajectory/triage';
+import { activateResults, type ResultsFeature } from './results/results';
 import { activateRepoAtStep } from './trajectory/repoAtStep';
 import { agentCommands } from './agent/agentCommands';
 import { exportInspectCommand } from './session/exportInspect';
@@ -138,9 +139,11 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   context.subscriptions.push(activateRepoAtStep(register, { findTask: (id) => store.find(id) }));
   const triage = activateTriage(context, register);
   context.subscriptions.push(triage);
+  const results = activateResults(context, register, async () => (await store.get()).tasks);
+  context.subscriptions.push(results);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
-  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, agreement, lmTools };
+  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, results, agreement, lmTools };
 }
 
 /** The module dist/workbench.js, as the activation stage loads it. */
@@ -167,6 +170,8 @@ export interface WorkbenchApi {
   trajectoryViewer: TrajectoryViewer;
   /** Triage across runs: the Trajectories view's data (`expbenchTrajectories`), the triage table, Compare Runs. */
   triage: TriageFeature;
+  /** The Results view (`expbench.results.show`): figures of the folder or run set it follows. */
+  results: ResultsFeature;
   /** The judge-agreement view (`expbench.review.showAgreement`). */
   agreement: AgreementView;
   /** The task's tools as language-model tools (docs/outside-agents.md); tests read `prepared`. */

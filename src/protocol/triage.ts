@@ -49,6 +49,14 @@ export const TriageRowsMessageSchema = z.object({
 });
 export type TriageRowsMessage = z.infer<typeof TriageRowsMessageSchema>;
 
+/**
+ * Host → webview: show only these runs (the runs behind a bar or cell of the Results view,
+ * src/extension/results/), as the triage rows name them (`run`, or the file of `<file>#<id>`);
+ * `label` says what they are. The webview offers to show every run again.
+ */
+export const TriageFocusMessageSchema = z.object({ type: z.literal('focus'), runs: z.array(z.string()), label: z.string() });
+export type TriageFocusMessage = z.infer<typeof TriageFocusMessageSchema>;
+
 /** Webview → host. `open`: `step` is the 0-based step to show (the first flagged one), absent for the start. */
 export const TriageWebviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),

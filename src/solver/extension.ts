@@ -76,7 +76,7 @@ class Solver implements vscode.Disposable {
       this.brief = hello.result.brief;
       this.rules = hello.result.rules;
       this.setState(hello.result.state);
-      await this.reportAi();
+      if (this.state?.attested) await this.reportAi(); // the host answers nothing else before the attestation
       if (!this.state?.attested && !this.state?.finished) {
         const go = await vscode.window.showInformationMessage('EXP-Bench: before the clock can start, give your name or id and accept the rules of this proctored session.', 'Attest…');
         if (go) await this.attest();
@@ -86,7 +86,11 @@ class Solver implements vscode.Disposable {
     }
   }
 
-  /** Reads the AI settings and the language models on offer; the host records them as `ai.settings`. */
+  /**
+   * Reads the AI settings and the language models on offer and tells the host, which reads the
+   * settings files itself and records its own reading as `ai.settings` (this report goes with it,
+   * not believed).
+   */
   private async reportAi(): Promise<void> {
     const cfg = vscode.workspace.getConfiguration();
     const settings: Record<string, unknown> = {};
@@ -113,6 +117,7 @@ class Solver implements vscode.Disposable {
     }, 'I attest');
     if (ok !== 'I attest') return false;
     await this.call('attest', { baseliner: baseliner.trim(), rules });
+    await this.reportAi().catch(() => undefined);
     return true;
   }
 

@@ -15,7 +15,9 @@ export function phasesView(s: SolverState, status: ChannelStatus, now: number = 
   return {
     kind: 'state', phase: s.phase, finished: s.finished,
     clock: { status: s.clock.status, workingMs, budgetMs: s.clock.budgetMs, text: formatWorking(workingMs) },
-    design: s.design, conclusion: s.conclusion, notes: s.notes,
+    design: s.design, conclusion: s.conclusion,
+    // the oldest notes the host left out of its answer (the line limit) are named, not shown
+    notes: s.omittedNotes ? [{ at: s.notes[0]?.at ?? '', text: `(${s.omittedNotes} earlier note${s.omittedNotes === 1 ? '' : 's'} kept on the host, not shown here)` }, ...s.notes] : s.notes,
     runs: s.runs.map((r) => ({ id: r.id, startedAt: r.startedAt, exitCode: r.exitCode, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}) })),
     running,
     container: status.connected

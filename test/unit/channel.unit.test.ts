@@ -117,15 +117,16 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
     await until('events on disk', async () => (await readEvents(layout.events)).events.some((e) => e.type === 'note.added'));
     const events = (await readEvents(layout.events)).events;
     const mine = events.filter((e) => ['baseliner.attested', 'ai.settings', 'clock.started', 'note.added'].includes(e.type));
-    assert.deepEqual(mine.map((e) => e.type), ['baseliner.attested', 'ai.settings', 'clock.started', 'note.added']);
+    // ai.settings twice: the host's own reading at the attestation, and again when the window reports
+    assert.deepEqual(mine.map((e) => e.type), ['baseliner.attested', 'ai.settings', 'ai.settings', 'clock.started', 'note.added']);
     for (const e of mine) {
       const t = Date.parse(e.at);
       assert.ok(t >= before - 5 && t <= after + 5, `${e.type} stamped by the host (${e.at})`);
     }
     const att0 = mine[0];
     assert.ok(att0.type === 'baseliner.attested' && att0.baseliner === 'b-017' && att0.aiAllowed === false && att0.rules.length === ATTESTATION_RULES.length);
-    const ai = mine[1];
-    assert.ok(ai.type === 'ai.settings' && ai.off && !ai.allowed);
+    const ai = mine[2];
+    assert.ok(ai.type === 'ai.settings' && ai.off && !ai.allowed && ai.source === 'host' && ai.window?.off === true);
     assert.equal(events.find((e) => e.type === 'session.opened')?.type === 'session.opened' && (events.find((e) => e.type === 'session.opened') as { client: string }).client, 'solver');
   });
 
@@ -178,7 +179,7 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
     assert.equal(hello.result.state.phase, 'implementation');
     assert.equal(hello.result.state.attested?.baseliner, 'b-1');
     const types = (await readEvents(layout.events)).events.map((e) => e.type).filter((t) => t !== 'session.opened' && t !== 'answers.saved');
-    assert.deepEqual(types, ['baseliner.attested', 'note.added', 'note.added', 'phase.changed']);
+    assert.deepEqual(types, ['baseliner.attested', 'ai.settings', 'note.added', 'note.added', 'phase.changed']);
   });
 
   it('the host goes away and comes back: the client reconnects, flushes once, and the attestation is read back from the log', async () => {
@@ -231,12 +232,90 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
     assert.equal((await fileEvents()).length, 2, 'the watcher stopped with the channel');
   });
 
+  it('before the attestation the host answers only hello and attest (issue 26, item 6)', async () => {
+    const { layout, sock } = await session();
+    await serve(layout.root, sock);
+    const lines = ['state', 'addNote', 'setPhase', 'setConclusion', 'clock', 'aiSettings', 'runScript', 'submit', 'giveUp'].map((method, i) => JSON.stringify({
+      id: `r${i}`, method,
+      params: method === 'addNote' || method === 'setConclusion' ? { text: 'x' } : method === 'setPhase' ? { phase: 'implementation' } : method === 'clock' ? { op: 'start' } : method === 'aiSettings' ? { off: true, settings: {} } : {},
+    }));
+    const out = await rawExchange(sock, [...lines, JSON.stringify({ id: 'h', method: 'hello', params: {} })], lines.length + 1) as Array<{ id: string; result?: unknown; error?: { message: string } }>;
+    for (const r of out.filter((x) => x.id !== 'h')) assert.match(r.error?.message ?? '', /has not attested yet/, `${r.id}: ${JSON.stringify(r)}`);
+    assert.ok(out.find((r) => r.id === 'h')?.result, 'hello is answered');
+    const types = (await readEvents(layout.events)).events.map((e) => e.type);
+    assert.deepEqual(types.filter((t) => t !== 'session.opened'), [], 'nothing was recorded');
+  });
+
+  it('a forged aiSettings {off: true} is not believed: the host reads the settings files itself (issue 26, item 6)', async () => {
+    const { layout, sock, queue } = await session();
+    // AI turned on where the window reads it: a profile's settings and the workspace's settings
+    await fsp.mkdir(path.join(layout.channel, 'editor', 'User', 'profiles', 'p1'), { recursive: true });
+    await fsp.writeFile(path.join(layout.channel, 'editor', 'User', 'profiles', 'p1', 'settings.json'), '{ // on\n "chat.agent.enabled": true,\n}');
+    await fsp.mkdir(path.join(layout.workspace, '.vscode'), { recursive: true });
+    await fsp.writeFile(path.join(layout.workspace, '.vscode', 'settings.json'), JSON.stringify({ 'editor.inlineSuggest.enabled': true }));
+    await serve(layout.root, sock);
+    const c = client(sock, queue);
+    await c.start();
+    await until('connected', () => c.status.connected);
+    await c.call('attest', { baseliner: 'b-5', rules: [...ATTESTATION_RULES] });
+    await c.call('aiSettings', { off: true, settings: { 'chat.agent.enabled': false } });
+    await until('ai events', async () => (await readEvents(layout.events)).events.filter((e) => e.type === 'ai.settings').length === 2);
+    const ai = (await readEvents(layout.events)).events.filter((e) => e.type === 'ai.settings');
+    for (const e of ai) {
+      assert.ok(e.type === 'ai.settings' && e.source === 'host' && e.off === false, JSON.stringify(e));
+      assert.deepEqual(e.on, ['channel/editor/User/profiles/p1/settings.json: chat.agent.enabled', 'workspace/.vscode/settings.json: editor.inlineSuggest.enabled']);
+    }
+    const last = ai[1];
+    assert.ok(last.type === 'ai.settings' && last.window?.off === true, 'the window\'s claim is kept beside, as said');
+    // a settings file that is a link (to a file the host could read) is not followed, and counts as on
+    await fsp.rm(path.join(layout.workspace, '.vscode', 'settings.json'));
+    await fsp.symlink('/etc/hostname', path.join(layout.workspace, '.vscode', 'settings.json'));
+    await c.call('aiSettings', { off: true, settings: {} });
+    await until('third ai event', async () => (await readEvents(layout.events)).events.filter((e) => e.type === 'ai.settings').length === 3);
+    const third = (await readEvents(layout.events)).events.filter((e) => e.type === 'ai.settings')[2];
+    assert.ok(third.type === 'ai.settings' && third.on?.some((o) => /workspace\/\.vscode\/settings\.json: unreadable \(.*symbolic link/.test(o)), JSON.stringify(third));
+  });
+
+  it('notes of 999,000 characters: refused with a clear message; answers stay within the line limit; the window keeps working (issue 33)', async () => {
+    const { layout, sock, queue } = await session();
+    await serve(layout.root, sock);
+    const c = client(sock, queue);
+    await c.start();
+    await until('connected', () => c.status.connected);
+    await c.call('attest', { baseliner: 'b-6', rules: [...ATTESTATION_RULES] });
+    // the window's own check, before anything is sent or queued
+    await assert.rejects(c.call('addNote', { text: 'n'.repeat(999_000) }), /a note is at most 100000 characters/);
+    // the same request sent raw (as a client that skips the check would): the host refuses it by its id and keeps serving
+    const raw = await rawExchange(sock, [JSON.stringify({ id: 'big', method: 'addNote', params: { text: 'n'.repeat(999_000) } }), JSON.stringify({ id: 's', method: 'state', params: {} })], 2) as Array<{ id: string; error?: { message: string }; result?: unknown }>;
+    assert.match(raw.find((r) => r.id === 'big')!.error!.message, /addNote params: text: a note is at most 100000 characters/);
+    assert.ok(raw.find((r) => r.id === 's')!.result, 'the next request is answered');
+    // a line over the channel's limit: answered by its id, the connection goes on
+    const over = await rawExchange(sock, [JSON.stringify({ id: 'huge', method: 'addNote', params: { text: 'n'.repeat(1_100_000) } }), JSON.stringify({ id: 's2', method: 'state', params: {} })], 2) as Array<{ id: string; error?: { message: string }; result?: unknown }>;
+    assert.match(over.find((r) => r.id === 'huge')!.error!.message, /over the channel's limit of 1,000,000 characters/);
+    assert.ok(over.find((r) => r.id === 's2')!.result);
+    // notes at the limit, many of them: every answer stays under the line limit, the oldest are counted out
+    for (let i = 0; i < 14; i++) await c.call('addNote', { text: `${i}`.padEnd(99_000, 'n') });
+    const hello = await c.call('hello', {});
+    assert.ok(!hello.queued);
+    if (hello.queued) return;
+    assert.ok(JSON.stringify(hello.result).length < 1_000_000, `hello is ${JSON.stringify(hello.result).length} characters`);
+    assert.ok((hello.result.state.omittedNotes ?? 0) > 0, 'the oldest notes are left out');
+    assert.equal(hello.result.state.notes.length + (hello.result.state.omittedNotes ?? 0), 14, 'and counted');
+    assert.equal(hello.result.state.notes.at(-1)?.text.slice(0, 2), '13', 'the newest are shown');
+    await until('every note kept on the host (state.json)', async () => (await readState(layout.state))?.notes.length === 14);
+    await c.call('clock', { op: 'start' });
+    const st = await c.call('setConclusion', { text: 'still works' });
+    assert.ok(!st.queued && st.result.conclusion === 'still works');
+    assert.ok(c.status.connected && !c.status.lastError, 'no reconnect loop');
+  });
+
   it('a repeated request id is done once (a queue flushed after a lost answer)', async () => {
     const { layout, sock } = await session();
     await serve(layout.root, sock);
+    const attest = JSON.stringify({ id: 'att-1', method: 'attest', params: { baseliner: 'b-9', rules: [...ATTESTATION_RULES] } });
     const req = JSON.stringify({ id: 'same-1', method: 'addNote', params: { text: 'once' } });
-    const out = await rawExchange(sock, [req, req], 2) as Array<{ id: string; result?: { notes: unknown[] } }>;
-    assert.deepEqual(out.map((r) => r.result?.notes.length), [1, 1]);
+    const out = await rawExchange(sock, [attest, req, req], 3) as Array<{ id: string; result?: { notes: unknown[] } }>;
+    assert.deepEqual(out.filter((r) => r.id === 'same-1').map((r) => r.result?.notes.length), [1, 1]);
     await until('state on disk', async () => ((await readState(layout.state))?.notes.length ?? 0) > 0);
     assert.deepEqual((await readEvents(layout.events)).events.filter((e) => e.type === 'note.added').length, 1);
   });
@@ -255,6 +334,10 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
         const c = client(sock, queue);
         await c.start();
         await until('connected', () => c.status.connected);
+        await assert.rejects(c.call('runScript', {}), /has not attested yet/);
+        await c.call('attest', { baseliner: 'b-4', rules: [...ATTESTATION_RULES] });
+        await assert.rejects(c.call('runScript', {}), /the clock is not-started: start or resume it first/);
+        await c.call('clock', { op: 'start' });
         const running = c.call('runScript', {});
         let runEnded = false;
         void running.then(() => { runEnded = true; }, () => { runEnded = true; });

@@ -93,12 +93,15 @@ describe('the README\'s command-line examples run as written (dist/cli.js)', fun
         }
         if (c.args[0] === 'session') assert.match(r.stdout, new RegExp(`^submitted ${session} after`, 'm'));
         if (c.args[0] === 'judge') assert.equal(JSON.parse(r.stdout).kind, 'heuristic');
-        if (c.args[0] === 'report') {
+        if (c.args[0] === 'report' && c.args.includes('--figures')) {
+          const out = args[args.indexOf('--figures') + 1];
+          for (const f of ['table.csv', 'report.html', 'funnel.svg', 'funnel.vl.json']) assert.ok((await fsp.stat(path.join(out, f))).size > 0, `${out}/${f}`);
+        } else if (c.args[0] === 'report') {
           const j = JSON.parse(r.stdout);
           assert.deepEqual(j.rows.map((x: { group: string; kind: string }) => `${x.group} ${x.kind}`).sort(), ['example-agent/example-model llm', 's1 heuristic']);
         }
       }
-      assert.deepEqual(ran, ['tasks validate', 'tasks show', 'prepare sample/toycal/0', 'patch /tmp/s1', 'session submit', 'verify /tmp/s1', 'judge /tmp/s1', 'report /tmp/s1']);
+      assert.deepEqual(ran, ['tasks validate', 'tasks show', 'prepare sample/toycal/0', 'patch /tmp/s1', 'session submit', 'verify /tmp/s1', 'judge /tmp/s1', 'report /tmp/s1', 'report /tmp/s1']);
     } finally {
       const manifest = JSON.parse(await fsp.readFile(path.join(session, 'private', 'manifest.json'), 'utf8').catch(() => '{}'));
       if (manifest.sessionId) await removeWorkContainer(docker, manifest.sessionId).catch(() => undefined);

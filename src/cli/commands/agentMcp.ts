@@ -1,9 +1,9 @@
 import { promises as fsp } from 'node:fs';
 import { Command } from 'commander';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { readPriceTable } from '../../core/llm/ledger';
 import { newToken, parseLoopbackAddress, serveMcpHttp, writeTokenFile } from '../../core/mcp/http';
 import { createMcpServer } from '../../core/mcp/server';
+import { BoundedStdioTransport } from '../../core/mcp/stdio';
 import { openMcpSession, tokenFile } from '../../core/mcp/session';
 import { toolVersion } from '../../core/paths';
 import { errorMessage } from '../../core/util/errors';
@@ -50,7 +50,7 @@ export function registerMcp(agent: Command): void {
       let closeTransport: () => Promise<void> = async () => undefined;
       try {
         if (!address) {
-          const transport = new StdioServerTransport();
+          const transport = new BoundedStdioTransport();
           const mcp = createMcpServer({ tools: s.tools, brief: s.brief, transport: 'stdio', version });
           transport.onclose = () => stop();
           process.stdin.once('end', () => stop());

@@ -3,7 +3,12 @@ import { unconfinedSessions } from '../../core/agent/outside';
 import { collectOutcomes } from '../../core/interop/collect';
 import { policyByName } from '../../core/metrics/policies';
 import { buildTable, formatTable } from '../../core/metrics/table';
+import { buildFigures } from '../../core/figures/build';
+import { runFacts } from '../../core/figures/facts';
+import { writeFigures } from '../../core/figures/write';
 import { loadDatasets } from '../../core/tasks/loader';
+import type { Task } from '../../core/tasks/types';
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { TaskOutcome } from '../../core/metrics/types';
 import { formatRows, groupOutcomesByActor, harnessJudgeRows, sortRows, triageRuns, type TriageRow } from '../../core/viewer/triage';
@@ -14,6 +19,11 @@ import { fail, printJson } from '../output';
 const collect = (v: string, acc: string[]) => [...acc, v];
 
 /**
+ * `--figures OUT` also writes the results' figures (src/core/figures/, docs/results.md): OUT/table.csv (the
+ * table's numbers with both intervals and the run keys of each cell), one SVG and one Vega-Lite
+ * spec per figure, and OUT/report.html; task types come from the datasets. The table printed is
+ * the figures' own (one computation).
+ *
  * `expbench report DIR…`: the paper's metrics table over folders of sessions and of harness judge
  * files. Harness files named `<paperId>_task_index_<i>_iter_<k>_…_eval_judge.json` are grouped by
  * the agent and model of their folders (`…/<paperId>/<agent>/<model>/`) or config file; a paper id
@@ -41,16 +51,16 @@ export function register(program: Command): void {
     .option('--resamples <n>', 'bootstrap resamples', (v) => parseInt(v, 10), 2000)
     .option('--dataset <dir>', 'dataset folder giving the conference of a harness file\'s paper id (repeatable; default $EXPBENCH_DATASETS)', collect, [])
     .option('--by <grouping>', 'table rows per `folder` (default) or per `actor` (human vs agent)', 'folder')
+    .option('--figures <out>', 'also write OUT/table.csv, an SVG and a Vega-Lite spec per figure (funnel, per-phase by actor, model, paper, conference and task type, failures, per-paper heat map) and OUT/report.html')
     .option('--runs', 'also list every run (task, agent, model, actor, D, I, E, C, All·E✓, monitor flags, steps, tokens, cost, duration, first flagged step)')
     .description('per-task D, I, E, C, I·E, C·D, All✓, All·E✓ and an aggregate table with 95% intervals (resampled by paper)')
-    .action(async (dirs: string[], opts: { policy: string; json?: boolean; seed: number; resamples: number; dataset: string[]; by: string; runs?: boolean }) => {
+    .action(async (dirs: string[], opts: { policy: string; json?: boolean; seed: number; resamples: number; dataset: string[]; by: string; runs?: boolean; figures?: string }) => {
       const policy = policyByName(opts.policy);
       if (opts.by !== 'folder' && opts.by !== 'actor') return fail(`--by ${opts.by}: expected folder or actor`, 2);
-      let conferences: Promise<Map<string, string>> | undefined;
-      const conferenceOf = async (paperId: string) => {
-        conferences ??= loadDatasets(datasetDirs(undefined, opts)).then((r) => new Map(r.tasks.map((t) => [t.paperId, t.conference])));
-        return (await conferences).get(paperId);
-      };
+      if (opts.figures && await fsp.stat(opts.figures).then((st) => !st.isDirectory(), () => false)) return fail(`--figures ${opts.figures}: is a file, not a folder for the figures`, 2);
+      let datasets: Promise<Task[]> | undefined;
+      const tasks = () => (datasets ??= loadDatasets(datasetDirs(undefined, opts)).then((r) => r.tasks));
+      const conferenceOf = async (paperId: string) => (await tasks()).find((t) => t.paperId === paperId)?.conference;
       const collected = await collectOutcomes(dirs, { conferenceOf });
       // Copies of one run are counted once (collectOutcomes): said, and left out of the run rows too.
       const copyDirs = new Set(collected.folded.flatMap((f) => f.copies.map(sessionOfRecord)));
@@ -70,13 +80,22 @@ export function register(program: Command): void {
       if (outcomes.length === 0) {
         return fail(`nothing to report in ${dirs.join(', ')}: no judged session (private/judge/latest.json) and no reference-harness judge file (*.json with design_score, setup_score or conclusion_score)`, 1);
       }
-      const table = buildTable(outcomes, policy, { seed: opts.seed, resamples: opts.resamples });
+      const bootstrap = { seed: opts.seed, resamples: opts.resamples };
+      let figures: { out: string; files: string[] } | undefined;
+      let table;
+      if (opts.figures) {
+        const types = new Map((await tasks()).map((t) => [t.id, t.type]));
+        const set = buildFigures(outcomes, await runFacts(collected.outcomes, { taskType: (id) => types.get(id) }), policy, bootstrap);
+        table = set.table;
+        figures = { out: path.resolve(opts.figures), files: await writeFigures(opts.figures, set, { inputs: dirs }) };
+      } else table = buildTable(outcomes, policy, bootstrap);
       // Sessions an outside agent worked with its own shell on the host (docs/outside-agents.md).
       const unconfined = await unconfinedSessions(collected.outcomes.map((o) => o.source));
-      if (opts.json) printJson({ ...table, skipped, unconfined, folded: collected.folded, ...(runs ? { runs } : {}) });
+      if (opts.json) printJson({ ...table, skipped, unconfined, folded: collected.folded, ...(runs ? { runs } : {}), ...(figures ? { figures } : {}) });
       else {
         console.log(runs ? `${formatRuns(runs, opts.by)}\n\n${formatTable(table)}` : formatTable(table));
         if (unconfined.length) console.log(`\nunconfined (an outside agent kept its own shell on the host): ${unconfined.map((u) => `${u.session} (${u.agents.map((a) => `${a.client} via ${a.via}`).join(', ')})`).join('; ')}`);
+        if (figures) console.log(`\nfigures: ${plural(figures.files.length, 'file')} in ${figures.out} (open report.html)`);
       }
     });
 }

@@ -8,7 +8,7 @@ import { errorMessage } from '../util/errors';
 import { writeAtomic } from '../util/fs';
 import { readLinesFrom, writeLine } from './lines';
 import {
-  METHODS, QUEUEABLE, RequestSchema, ResponseSchema, type ChannelMethod, type ChannelParams, type ChannelRequest, type ChannelResult,
+  MAX_LINE_CHARS, METHODS, QUEUEABLE, RequestSchema, ResponseSchema, type ChannelMethod, type ChannelParams, type ChannelRequest, type ChannelResult,
 } from './protocol';
 
 const logger = log('channel');
@@ -134,7 +134,11 @@ export class ChannelClient {
       this.fireStatus();
       void this.flush();
     });
-    readLinesFrom(socket, (line) => this.receive(line), () => logger.warn('the host sent a line over the limit'));
+    readLinesFrom(socket, (line) => this.receive(line), () => {
+      this.lastError = `the host sent a line over ${MAX_LINE_CHARS} characters`;
+      logger.warn(this.lastError);
+      this.fireStatus();
+    });
     socket.on('error', (e: NodeJS.ErrnoException) => { this.lastError = e.code ?? errorMessage(e); });
     socket.on('close', () => {
       if (this.socket !== socket) return;
@@ -162,7 +166,14 @@ export class ChannelClient {
 
   private send(req: ChannelRequest): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      if (!this.socket || !writeLine(this.socket, req)) {
+      let sent: boolean;
+      try {
+        sent = !!this.socket && writeLine(this.socket, req);
+      } catch (e) {
+        reject(Object.assign(e as Error, { fromHost: true })); // over the line limit: refused here, never queued again
+        return;
+      }
+      if (!sent) {
         reject(new ExpBenchError('SESSION_INVALID', this.opts.socketPath, 'the host side is not running'));
         return;
       }

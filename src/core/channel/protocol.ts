@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DesignDraftSchema, PhaseSchema } from '../steps/phases';
+import { LIMITS } from '../untrusted/limits';
 
 /**
  * The host channel of a proctored window (issue 13): JSON Lines over the unix socket
@@ -49,6 +50,8 @@ export const SolverStateSchema = z.object({
   design: DesignDraftSchema,
   conclusion: z.string(),
   notes: z.array(z.object({ at: z.string(), text: z.string() })),
+  /** How many of the oldest notes are left out of `notes` to keep the line within {@link MAX_LINE_CHARS} (they stay on the host). */
+  omittedNotes: z.number().int().nonnegative().optional(),
   /** Who attested and when (host time); null before the attestation. */
   attested: z.object({ baseliner: z.string(), at: z.string() }).nullable(),
   aiAllowed: z.boolean(),
@@ -66,12 +69,12 @@ export const METHODS = {
   state: { params: z.object({}), result: SolverStateSchema },
   setPhase: { params: z.object({ phase: PhaseSchema }), result: SolverStateSchema },
   setDesign: { params: z.object({ design: DesignDraftSchema }), result: SolverStateSchema },
-  setConclusion: { params: z.object({ text: z.string() }), result: SolverStateSchema },
-  addNote: { params: z.object({ text: z.string() }), result: SolverStateSchema },
+  setConclusion: { params: z.object({ text: z.string().max(LIMITS.conclusionChars, `the conclusion is over ${LIMITS.conclusionChars} characters: shorten it`) }), result: SolverStateSchema },
+  addNote: { params: z.object({ text: z.string().max(LIMITS.noteChars, `a note is at most ${LIMITS.noteChars} characters: split it`) }), result: SolverStateSchema },
   clock: { params: z.object({ op: z.enum(['start', 'pause', 'resume']), reason: z.string().max(500).optional() }), result: SolverStateSchema },
   /** The baseliner's name or id and the rules they accepted (must be {@link ATTESTATION_RULES}, all of them). */
   attest: { params: z.object({ baseliner: Baseliner, rules: z.array(z.string()) }), result: SolverStateSchema },
-  /** What the window's AI settings are (item 3): recorded as `ai.settings`; `off` is the solver's own reading. */
+  /** What the window says its AI settings are: the host reads the settings files itself and records that (`ai.settings`, `source: 'host'`), with this as `window`. */
   aiSettings: { params: z.object({ off: z.boolean(), settings: z.record(z.string(), z.unknown()) }), result: SolverStateSchema },
   /** Freezes the answers (the host's drafts); the host runs verifier and judge afterwards and tells the baseliner nothing of them. */
   submit: { params: z.object({}), result: z.object({ submitted: z.literal(true), at: z.string(), state: SolverStateSchema }) },

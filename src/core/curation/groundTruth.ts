@@ -98,7 +98,7 @@ export function groundTruthMarkdown(g: GroundTruth): string {
     `# Ground truth of ${g.taskId}`, '', `Pinned commit \`${g.commit}\` (pristine cache \`${g.repo}\`). Curator view: never shown to solvers.`, '',
     '## Question', '', g.question, '',
     '## Design variables', '', ...vars('Constant', g.design.constants), ...vars('Independent', g.design.independent), ...vars('Dependent', g.design.dependent),
-    '## Requirements', '', ...(g.requirements.length ? g.requirements.flatMap((r) => [`${r.index}. ${r.text.replace(/\s*\n\s*/g, ' ')}`, ...r.refs.map((x) => `   - ${ref(x)}`)]) : ['_none_']), '',
+    '## Requirements', '', ...(g.requirements.length ? g.requirements.flatMap((r) => [`${r.index}. ${r.text.replace(/\s+/g, (ws) => (ws.includes('\n') ? ' ' : ws))}`, ...r.refs.map((x) => `   - ${ref(x)}`)]) : ['_none_']), '',
     '## Expected outcome', '', g.expectedOutcome || '_empty_', '',
     '## Usage instructions', '', g.usageInstructions || '_empty_', '',
     '## Masked paths', '', ...(g.maskProblem ? [`**${g.maskProblem}**`, ''] : []),

@@ -15,7 +15,6 @@ export type ItemIssue =
 const FIELD_NAME = /^(usage_instructions|agent_instructions|expected_outcome|masked_source|source|method|requirements|readme|question|hypothesis)$/i;
 /** The same names (and their spaced forms) inside prose items such as "implied in usage instructions". */
 const FIELD_IN_PROSE = /\b(usage[_ ]instructions?|agent[_ ]instructions|expected[_ ]outcome|masked[_ ]source|source|method)\b/i;
-const PATH_ITEM = /^(\S*?\.[A-Za-z][A-Za-z0-9_]{0,9}|\/workspace\/\S+?)(?::\s*(.*))?$/;
 const RANGE_SPEC = /^(\d+)(?:\s*-\s*(\d+))?(?:\s+in\s+cell\s+(\d+))?$/i;
 const BARE_RANGE = /^(?:(lines?)\s+)?(\d+)(?:\s*-\s*(\d+))?$/i;
 
@@ -32,7 +31,7 @@ export function referenceItemIssues(text: string, hasDefaultPath: boolean): Item
   for (const raw of group.split(/[,;]/)) {
     const item = raw.trim();
     if (item === '') continue;
-    const p = PATH_ITEM.exec(item);
+    const p = pathItem(item);
     if (p && looksLikePath(p[1])) {
       const first = p[1].replace(/^\/workspace\/+/, '').split('/')[0];
       if (FIELD_NAME.test(first)) {
@@ -94,4 +93,45 @@ function numberProblem(digits: string, max: number, what: string): string | unde
   if (!Number.isSafeInteger(n) || n > max) return `${what} ${digits.length > 24 ? digits.slice(0, 24) + '…' : digits} is beyond the limit of ${max}`;
   if (n < 1) return `${what} ${digits} is not ≥ 1 (lines and cells count from 1)`;
   return undefined;
+}
+
+const EXTENSION_END = /\.[A-Za-z][A-Za-z0-9_]{0,9}$/;
+
+/**
+ * An item read as `path` or `path:spec` (`a.py:3-9`, `/workspace/x:4`): `[item, path, spec]`, or
+ * undefined. The path is the shortest prefix without spaces that ends in an extension (or, failing
+ * that, `/workspace/` and at least one character) and is followed by `:` or the end; the spec is
+ * what follows the `:`, spaces removed. What
+ * `/^(\S*?\.[A-Za-z][A-Za-z0-9_]{0,9}|\/workspace\/\S+?)(?::\s*(.*))?$/` read, one `:` at a time.
+ */
+export function pathItem(item: string): [string, string, string | undefined] | undefined {
+  const space = item.search(/\s/);
+  const noSpaceUpTo = space < 0 ? item.length : space;
+  const spec = (colon: number): string | undefined | null => {
+    if (colon === item.length) return undefined;
+    const rest = item.slice(colon + 1).replace(/^\s*/, '');
+    return /[\n\r\u2028\u2029]/.test(rest) ? null : rest;
+  };
+  const ends = [...colons(item), item.length].filter((i) => i <= noSpaceUpTo);
+  for (const at of ends) {
+    const head = item.slice(Math.max(0, at - 11), at);
+    if (at > 1 && EXTENSION_END.test(head) && head.lastIndexOf('.') >= 0) {
+      const sp = spec(at);
+      if (sp !== null) return [item, item.slice(0, at), sp];
+    }
+  }
+  if (item.startsWith('/workspace/')) {
+    for (const at of ends) {
+      if (at < '/workspace/'.length + 1) continue;
+      const sp = spec(at);
+      if (sp !== null) return [item, item.slice(0, at), sp];
+    }
+  }
+  return undefined;
+}
+
+function colons(s: string): number[] {
+  const out: number[] = [];
+  for (let i = s.indexOf(':'); i >= 0; i = s.indexOf(':', i + 1)) out.push(i);
+  return out;
 }

@@ -6,6 +6,7 @@ import { covers, maskRules, normaliseTaskPath, ROOT_README, type MaskRule } from
 import { isFieldPath } from './refItems';
 import type { RepoSnapshot } from './snapshot';
 import { LINT_RULES, type LintFinding, type LintRule } from './types';
+import { hasLineTerminator, trimEndOf, trimStartOf } from '../untrusted';
 
 /**
  * The repository rules of the task lint (docs/curation.md), over one snapshot of the paper's
@@ -166,7 +167,9 @@ const SHOWN = 5;
 export function distinctiveClaims(expectedOutcome: string): Claim[] {
   return extractClaims(expectedOutcome).filter((c) => {
     if (c.unit === undefined && /^[-+]?[\d,]+$/.test(c.text)) return false;
-    const digits = c.text.replace(/[eE][-+]?\d+.*$/, '').replace(/[^\d]/g, '').replace(/^0+/, '').replace(/0+$/, '');
+    const exponent = /[eE][-+]?\d/.exec(c.text);
+    const mantissa = exponent && !hasLineTerminator(c.text.slice(exponent.index)) ? c.text.slice(0, exponent.index) : c.text;
+    const digits = trimEndOf(trimStartOf(mantissa.replace(/[^\d]/g, ''), '0'), '0');
     return digits.length >= 3;
   });
 }

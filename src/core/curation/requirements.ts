@@ -55,12 +55,15 @@ export function parseRequirements(file: string, text: string): DeclaredRequireme
     const m = /install_requires\s*=\s*\[([\s\S]*?)\]/.exec(text);
     if (m) for (const s of m[1].matchAll(/["']([^"']+)["']/g)) { const n = requirementName(s[1]); if (n) names.push(n); }
   } else if (base === 'pyproject.toml') {
-    const project = /^\[project\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(text);
-    const deps = project && /^dependencies\s*=\s*\[([\s\S]*?)\]/m.exec(project[1]);
+    const project = tomlTable(text, 'project');
+    const deps = project !== undefined && /^dependencies\s*=\s*\[([\s\S]*?)\]/m.exec(project);
     if (deps) for (const s of deps[1].matchAll(/["']([^"']+)["']/g)) { const n = requirementName(s[1]); if (n) names.push(n); }
-    const poetry = /^\[tool\.poetry\.dependencies\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(text);
-    if (poetry) {
-      for (const l of poetry[1].matchAll(/^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*=/gm)) if (l[1].toLowerCase() !== 'python') names.push(l[1]);
+    const poetry = tomlTable(text, 'tool.poetry.dependencies');
+    if (poetry !== undefined) {
+      for (const line of poetry.split('\n')) {
+        const l = /^[^\S\n]*([A-Za-z0-9][A-Za-z0-9._-]*)[^\S\n]*=/.exec(line);
+        if (l && l[1].toLowerCase() !== 'python') names.push(l[1]);
+      }
     }
   }
   const seen = new Set<string>();
@@ -72,4 +75,18 @@ export function parseRequirements(file: string, text: string): DeclaredRequireme
     out.push({ name: n, file, modules: importNames(n) });
   }
   return out;
+}
+
+/**
+ * The body of the TOML table `[name]` in `text` (its lines up to the next line that starts with
+ * `[`, or the end), or undefined when there is none. Line by line, where the expression it
+ * replaces (`^\[name\]\s*$([\s\S]*?)(?=^\[|…)` with the m flag) retried its `\s*` over blank lines.
+ */
+function tomlTable(text: string, name: string): string | undefined {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.trimEnd() === `[${name}]`);
+  if (start < 0) return undefined;
+  let end = start + 1;
+  while (end < lines.length && !lines[end].startsWith('[')) end++;
+  return lines.slice(start + 1, end).join('\n');
 }

@@ -1,10 +1,10 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { readLinesFrom, writeLine } from '../channel/lines';
+import { idOfHead, readLinesFrom, writeLine } from '../channel/lines';
 import type Docker from 'dockerode';
 import {
-  ATTESTATION_RULES, METHODS, RUN_LOG_TAIL_CHARS, RequestSchema, type ChannelBrief, type ChannelMethod, type ChannelResponse, type SolverState,
+  ATTESTATION_RULES, MAX_LINE_CHARS, METHODS, RUN_LOG_TAIL_CHARS, RequestSchema, type ChannelBrief, type ChannelMethod, type ChannelResponse, type SolverState,
 } from '../channel/protocol';
 import { ExpBenchError } from '../errors';
 import { endpointFromEnv } from '../llm/endpoint';
@@ -17,10 +17,12 @@ import { isFinished } from '../session/state';
 import type { Task } from '../tasks/types';
 import { WorkspaceWatcher } from '../session/watcher';
 import { errorMessage } from '../util/errors';
-import { judgeStep } from './judge';
+import { judgeStepOffThread } from './judge';
 import { SessionService, type SessionHandle } from './sessionService';
 import type { SubmitFlowOptions, SubmitFlowResult } from './submit';
 import { verifyStep } from './verify';
+import { readAiSettingsOnHost } from '../proctor';
+import { jsonLength } from '../untrusted';
 
 const logger = log('baselineChannel');
 
@@ -109,6 +111,9 @@ async function readAttestation(handle: SessionHandle): Promise<SolverState['atte
   return found;
 }
 
+/** Room for the state in one answer line: the line limit less the envelope (id, `result`, `hello`'s rules). */
+const STATE_BUDGET_CHARS = MAX_LINE_CHARS - 20_000;
+
 /** Bounded memory of answered request ids (a flushed queue may repeat the last few). */
 const SEEN_LIMIT = 10_000;
 
@@ -160,8 +165,21 @@ class ChannelHost implements BaselineChannel {
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', (e) => logger.warn(`channel connection: ${errorMessage(e)}`));
     readLinesFrom(socket, (line) => {
-      void this.answer(line).then((r) => { if (r) writeLine(socket, r); });
-    }, () => logger.warn('channel connection sent a line over the limit: closed'));
+      void this.answer(line).then((r) => { if (r) this.send(socket, r); });
+    }, (head) => {
+      const id = idOfHead(head);
+      logger.warn(`channel connection sent a line over ${MAX_LINE_CHARS} characters${id ? ` (request ${id})` : ''}: dropped`);
+      if (id) this.send(socket, { id, error: { code: 'BAD_INPUT', message: `the request is over the channel's limit of ${MAX_LINE_CHARS.toLocaleString('en-US')} characters: nothing was done; shorten it` } });
+    });
+  }
+
+  /** Writes a response; one that would pass the line limit becomes an error saying so (never a line the window drops). */
+  private send(socket: net.Socket, r: ChannelResponse): void {
+    try {
+      writeLine(socket, r);
+    } catch (e) {
+      writeLine(socket, { id: r.id, error: { code: 'BAD_INPUT', message: `the answer ${errorMessage(e)}` } });
+    }
   }
 
   /** The response to one line, or undefined when it has no id to answer by. */
@@ -196,6 +214,9 @@ class ChannelHost implements BaselineChannel {
       const p = METHODS[method].params.safeParse(params ?? {});
       if (!p.success) throw new ExpBenchError('BAD_INPUT', `${method} params`, p.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '));
       if (this.disposed) throw new ExpBenchError('SESSION_INVALID', this.handle.layout.root, 'the host is closing this session');
+      if (!this.attested && method !== 'hello' && method !== 'attest') {
+        throw new ExpBenchError('BAD_INPUT', method, 'the baseliner has not attested yet: give a name or id and accept the rules first (before that the host answers only hello and attest)');
+      }
       return { id, result: await this.dispatch(method, p.data as never) };
     } catch (e) {
       const code = e instanceof ExpBenchError ? e.code : 'FAILED';
@@ -223,9 +244,10 @@ class ChannelHost implements BaselineChannel {
         if (missing.length) throw new ExpBenchError('BAD_INPUT', 'attestation', `every rule must be accepted; missing: ${missing.join(' | ')}`);
         const e = await h.record({ type: 'baseliner.attested', baseliner: p.baseliner, rules: [...ATTESTATION_RULES], aiAllowed: this.aiAllowed, client: CHANNEL_CLIENT });
         this.attested = { baseliner: p.baseliner, at: e.at };
+        await this.recordAiSettings();
         break;
       }
-      case 'aiSettings': await h.record({ type: 'ai.settings', off: p.off, allowed: this.aiAllowed, settings: p.settings }); break;
+      case 'aiSettings': await this.recordAiSettings({ off: p.off, settings: p.settings }); break;
       case 'giveUp': await h.giveUp(p.reason); break;
       case 'submit': return this.submit();
       case 'runScript': return this.runScript();
@@ -264,6 +286,7 @@ class ChannelHost implements BaselineChannel {
     const h = this.handle;
     if (isFinished(h.state)) throw new ExpBenchError('SESSION_INVALID', h.layout.root, 'this session was already submitted or given up: no more runs');
     if (this.running) throw new ExpBenchError('BAD_INPUT', 'runScript', 'a run of reproduce_exp_bench.sh is going on: wait for it to end');
+    if (h.clockStatus !== 'running') throw new ExpBenchError('BAD_INPUT', 'runScript', `the clock is ${h.clockStatus}: start or resume it first (no work happens off the clock)`);
     if (!this.opts.workContainer) throw new ExpBenchError('SESSION_INVALID', h.layout.root, 'the host has no work container for this session');
     const abort = new AbortController();
     let tail = '';
@@ -290,17 +313,42 @@ class ChannelHost implements BaselineChannel {
     return { taskId: t.id, type: t.type, question: t.question, method: t.method, agentInstructions: t.agentInstructions };
   }
 
+  /**
+   * The state as the window sees it, within the line limit: every answer carries it (and `hello` the
+   * brief too), so the oldest notes (and the oldest runs) are left out, counted in `omittedNotes`,
+   * once all of them would pass {@link STATE_BUDGET_CHARS}. They stay on the host; drafts are each
+   * bounded by the session (LIMITS of src/core/untrusted) and are never cut.
+   */
   private state(): SolverState {
     const h = this.handle;
     const s = h.state;
-    return {
+    const notes = s.notes.map((n) => ({ at: n.at, text: n.text }));
+    const runs = s.runs.map((r) => ({ id: r.id, startedAt: r.startedAt, exitCode: r.exitCode, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}) }));
+    const base = {
       phase: s.phase,
-      finished: s.submitted ? 'submitted' : s.gaveUp ? 'gaveUp' : null,
+      finished: s.submitted ? 'submitted' as const : s.gaveUp ? 'gaveUp' as const : null,
       clock: { status: h.clockStatus, workingMs: h.workingMs(), budgetMs: s.clock.budgetMs },
-      design: s.design, conclusion: s.conclusion, notes: s.notes.map((n) => ({ at: n.at, text: n.text })),
+      design: s.design, conclusion: s.conclusion,
       attested: this.attested, aiAllowed: this.aiAllowed,
-      runs: s.runs.map((r) => ({ id: r.id, startedAt: r.startedAt, exitCode: r.exitCode, durationMs: r.durationMs, ...(r.error ? { error: r.error } : {}) })),
     };
+    const budget = STATE_BUDGET_CHARS - jsonLength(this.brief());
+    let size = jsonLength(base) + jsonLength(notes) + jsonLength(runs);
+    let dropNotes = 0;
+    while (size > budget && dropNotes < notes.length) size -= jsonLength(notes[dropNotes++]) + 1;
+    let dropRuns = 0;
+    while (size > budget && dropRuns < runs.length) size -= jsonLength(runs[dropRuns++]) + 1;
+    return { ...base, notes: notes.slice(dropNotes), ...(dropNotes ? { omittedNotes: dropNotes } : {}), runs: runs.slice(dropRuns) };
+  }
+
+  /**
+   * Records `ai.settings` from the host's own reading of the window's settings files
+   * (readAiSettingsOnHost), with what the window said as `window` (not believed).
+   */
+  private async recordAiSettings(window?: { off: boolean; settings: Record<string, unknown> }): Promise<void> {
+    const r = await readAiSettingsOnHost(this.handle.layout);
+    if (!r.off && !this.aiAllowed) logger.warn(`AI settings on in the proctored window although not allowed: ${r.on.join('; ')}`);
+    if (window && window.off !== r.off) logger.warn(`the window says its AI settings are ${window.off ? 'off' : 'on'}; the host read ${r.off ? 'off' : 'on'} (recorded: the host's reading)`);
+    await this.handle.record({ type: 'ai.settings', off: r.off, allowed: this.aiAllowed, settings: r.settings, source: 'host', on: r.on, checked: r.checked, ...(window ? { window } : {}) });
   }
 
   lastSubmit(): Promise<SubmitFlowResult | undefined> { return this.submitFlow; }
@@ -321,5 +369,6 @@ class ChannelHost implements BaselineChannel {
 
 /** The CLI's defaults (src/cli/commands/session.ts): verifier in clean mode, judge by the environment's endpoint or heuristic. */
 function defaultSteps(task: Task): Pick<SubmitFlowOptions, 'verify' | 'judge'> {
-  return { verify: verifyStep(), judge: judgeStep({ task, endpoint: endpointFromEnv('judge', process.env) }) };
+  // the judge in a worker thread: the channel (and the forwarder beside it) keep answering meanwhile
+  return { verify: verifyStep(), judge: judgeStepOffThread({ task, endpoint: endpointFromEnv('judge', process.env) }) };
 }

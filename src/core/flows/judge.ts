@@ -3,6 +3,8 @@ import { writeHarnessJudge } from '../interop/harnessOut';
 import { SessionLayout } from '../layout';
 import { recordJudgement, summarize, type JudgeSessionOptions } from '../judge/session';
 import type { JudgeRecord } from '../judge/types';
+import type { JudgeRecord as Record_ } from '../judge/types';
+import { runOffThread } from './offThread';
 import type { StepFn } from './steps';
 
 /** What {@link judgeSession} wrote. */
@@ -39,5 +41,17 @@ export function judgeStep(opts: Omit<JudgeSessionOptions, 'signal'>): StepFn {
   return async (layout, signal) => {
     const { record, file, failedFile } = await judgeSession(layout.root, { ...opts, signal });
     return { ok: record.harnessErrors.length === 0, summary: summarize(record), record: path.relative(layout.root, failedFile ?? file).split(path.sep).join('/') };
+  };
+}
+
+/**
+ * {@link judgeStep} run in a worker thread (offThread.ts): for hosts whose event loop serves a
+ * window or an agent meanwhile (the proctored channel and its forwarder, MCP). Options as
+ * judgeStep's, without functions (they do not cross to the worker).
+ */
+export function judgeStepOffThread(opts: Omit<JudgeSessionOptions, 'signal' | 'makePatch' | 'pristine' | 'now'>): StepFn {
+  return async (layout, signal) => {
+    const r = await runOffThread<{ record: Record_; file: string; failedFile?: string }>({ kind: 'judge', sessionDir: layout.root, opts }, signal);
+    return { ok: r.record.harnessErrors.length === 0, summary: summarize(r.record), record: path.relative(layout.root, r.failedFile ?? r.file).split(path.sep).join('/') };
   };
 }

@@ -15,6 +15,7 @@ import type { Task } from '../tasks/types';
 import { errorMessage } from '../util/errors';
 import { readManifest } from '../workspace/manifest';
 import { startBaselineChannel } from './baselineChannel';
+import { claimServe } from './serveLock';
 import { prepareTask } from './prepareTask';
 import type { SubmitFlowResult } from './submit';
 
@@ -70,10 +71,21 @@ export async function startProctoredBaseline(o: ProctoredBaselineOptions): Promi
   const sessionDir = path.resolve(o.sessionDir);
   const layout = new SessionLayout(sessionDir);
   const say = (m: string) => { logger.info(m); o.onProgress?.(m); };
+  // one serve per session folder: a second is refused before it starts (or stops) anything
+  const claim = await claimServe(layout);
+  try {
+    return await serve(o, layout, sessionDir, say, claim);
+  } catch (e) {
+    await claim.release();
+    throw e;
+  }
+}
+
+async function serve(o: ProctoredBaselineOptions, layout: SessionLayout, sessionDir: string, say: (m: string) => void,
+  claim: Awaited<ReturnType<typeof claimServe>>): Promise<ProctoredBaseline> {
   const bind = parseBind(o.bind);
   const editor = o.editor ?? await findEditorInstall();
   const solverExtension = path.resolve(o.solverExtension ?? path.join(packageRoot(), 'dist', 'solver'));
-
   if (existsSync(path.join(layout.workspace, MARKER_PATH))) {
     say(`reusing the prepared session ${sessionDir}`);
   } else {
@@ -86,7 +98,7 @@ export async function startProctoredBaseline(o: ProctoredBaselineOptions): Promi
   await ensureEngine(docker);
   await ensureImage(docker, manifest.image);
 
-  const stops: Array<() => Promise<void>> = [];
+  const stops: Array<() => Promise<void>> = [() => claim.release()];
   const dispose = async () => {
     for (const stop of stops.reverse()) await stop().catch((e: unknown) => logger.warn(`stopping: ${errorMessage(e)}`));
     stops.length = 0;
@@ -114,6 +126,7 @@ export async function startProctoredBaseline(o: ProctoredBaselineOptions): Promi
     });
     stops.push(() => forwarder.close());
     await forwarder.waitForEditor();
+    await claim.setUrl(forwarder.url);
     say(`the proctored window answers on ${forwarder.origin}`);
     return { url: forwarder.url, sessionDir, container, forwarder, editor, dispose };
   } catch (e) {

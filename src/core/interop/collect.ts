@@ -8,6 +8,7 @@ import { runKeyForSession } from '../review';
 import { outcomeFromRecord } from '../metrics/scores';
 import type { TaskOutcome } from '../metrics/types';
 import { errorMessage } from '../util/errors';
+import { trimEndOf } from '../untrusted';
 
 /**
  * Gathers the judged tasks under each folder: session folders (`private/judge/latest.json`) and
@@ -39,7 +40,7 @@ export async function collectOutcomes(dirs: string[], opts: CollectOptions = {})
     const abs = path.resolve(dir);
     const st = await fsp.stat(abs).catch(() => undefined);
     if (!st) throw new ExpBenchError('BAD_INPUT', dir, 'folder or file does not exist');
-    const group = path.basename(abs.replace(/[\\/]+$/, '')).replace(/\.json$/, '');
+    const group = path.basename(trimEndOf(abs, '\\/')).replace(/\.json$/, '');
     if (st.isFile()) { await readOne(abs, group, outcomes, skipped, opts); continue; }
     await walk(abs, group, outcomes, skipped, 0, opts, runs);
   }

@@ -168,8 +168,8 @@ export function tokenFacts(text: string): CodeFacts {
     const line = i + 1;
     if (/^\s*(#|\/\/)/.test(l)) return;
     for (const m of l.matchAll(/\b(?:def|function|func|fn)\s+([A-Za-z_]\w*)/g)) defined.add(m[1].toLowerCase());
-    for (const m of l.matchAll(/([A-Za-z_][\w.]*)\s*\(/g)) {
-      const last = m[1].split('.').pop()!.toLowerCase();
+    for (const name of calledNames(l)) {
+      const last = name.split('.').pop()!.toLowerCase();
       if (!GENERIC_CALLS.has(last) && !/^(if|for|while|return|def|function|print)$/.test(last)) add(`call:${last}`, line);
     }
     for (const m of l.matchAll(/--([A-Za-z][\w-]*)|\b([A-Za-z_]\w*)=(?!=)/g)) add(`kw:${(m[1] ?? m[2]).toLowerCase().replace(/-/g, '_')}`, line);
@@ -198,4 +198,20 @@ export function showFact(f: string): string {
     case 'str': return `"${v}"`;
     default: return v;
   }
+}
+
+/**
+ * The dotted names called on a line (`a.b(`, `f (`): each name run is read once and followed by
+ * optional spaces and `(`. What `/([A-Za-z_][\w.]*)\s*\(/g` finds, without retrying every suffix of a
+ * long name that is not called (quadratic in its length).
+ */
+function calledNames(line: string): string[] {
+  const out: string[] = [];
+  const name = /[A-Za-z_][\w.]*/g;
+  for (let m = name.exec(line); m; m = name.exec(line)) {
+    let i = m.index + m[0].length;
+    while (i < line.length && /\s/.test(line[i])) i++;
+    if (line[i] === '(') out.push(m[0]);
+  }
+  return out;
 }

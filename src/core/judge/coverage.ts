@@ -66,7 +66,8 @@ function notebookFromAdded(p: string, hs: Hunk[], lines: string[], lineOf: numbe
   const text: string[] = [];
   const map: number[] = [];
   lines.forEach((l, i) => {
-    const m = /^\s*("(?:[^"\\]|\\.)*")\s*,?\s*$/.exec(l);
+    const t = l.trim();
+    const m = /^("(?:[^"\\]|\\.)*"),?$/.exec(t.endsWith(',') ? `${t.slice(0, -1).trimEnd()},` : t);
     if (!m) return;
     try { text.push(String(JSON.parse(m[1])).replace(/\n$/, '')); map.push(lineOf[i]); } catch { /* not a string line */ }
   });

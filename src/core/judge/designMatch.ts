@@ -1,6 +1,7 @@
 import { distance } from 'fastest-levenshtein';
 import type { RoleVar } from './common';
 import type { DesignVerdict } from './types';
+import { hasLineTerminator, isSpace, trimEndOf } from '../untrusted';
 
 /**
  * The heuristic pre-judge's design matching (issue 14, item 5): word overlap that respects roles.
@@ -44,10 +45,91 @@ function roleOf(s: string): DesignVerdict['role'] | null {
   return null;
 }
 
-/** `Independent: x`, `Dependent variable - y`, `IV: z`, `Control variables: …`: role and the rest. */
-const LABEL = /^\W*(independent|dependent|constant|control(?:led)?|fixed|iv|dv)(?:\s+variables?)?\s*\**\s*(?::|—|–|-\s)\s*\**\s*(.*)$/i;
-/** A heading line: markdown heading, or a short bullet/numbered line ending with `:` (bold allowed). */
-const HEADING = /^\s*(?:#{1,6}\s+(.+?)|(?:[-*+]|\d+[.)])?\s*\**([^:*]{1,60}?)\**\s*:?\**\s*:\s*\**\s*)$/;
+const ROLE_LABEL = /^\W*(independent|dependent|constant|control(?:led)?|fixed|iv|dv)(?:\s+variables?)?/i;
+
+/**
+ * `Independent: x`, `Dependent variable - y`, `IV: z`, `Control variables: …` (bold stars allowed
+ * around the separator): the role word and the rest, or undefined. The separator is `:`, `—`,
+ * `–` or `- `. Read in one pass; the expression this replaces
+ * (`…\s*\**\s*(?::|—|–|-\s)\s*\**\s*(.*)$`) tried every split of a long run of spaces between its
+ * `\s*`s.
+ */
+export function roleLabel(t: string): { role: string; rest: string } | undefined {
+  const m = ROLE_LABEL.exec(t);
+  if (!m) return undefined;
+  let i = skipRun(t, skipRun(t, skipRun(t, m[0].length, isSpace), (x) => x === '*'), isSpace);
+  const c = t[i];
+  if (c === ':' || c === '—' || c === '–') i += 1;
+  else if (c === '-' && i + 1 < t.length && isSpace(t[i + 1])) i += 2;
+  else return undefined;
+  const rest = t.slice(skipRun(t, skipRun(t, skipRun(t, i, isSpace), (x) => x === '*'), isSpace));
+  if (hasLineTerminator(rest)) return undefined;
+  return { role: m[1], rest };
+}
+
+/**
+ * A heading line: a markdown heading (`## Variables`), or a short line (title of 1 to 60
+ * characters, after an optional bullet or number) that ends with `:` (bold stars allowed around
+ * it): its title, or undefined. One pass over the line.
+ */
+export function headingTitle(raw: string): string | undefined {
+  let i = 0;
+  while (i < raw.length && isSpace(raw[i])) i++;
+  const lead = i;
+  // a markdown heading: 1 to 6 `#`, whitespace, then the title (what is left of the line)
+  let h = i;
+  while (h < raw.length && raw[h] === '#' && h - i < 7) h++;
+  if (h > i && h - i <= 6 && h < raw.length && isSpace(raw[h]) && raw.length - h >= 2 && !hasLineTerminator(raw.slice(h + 1))) {
+    return raw.slice(h + 1);
+  }
+  // a bullet or a number (tried with it first, then without), spaces and stars, the title up to
+  // the first `:` or `*`, then only stars, spaces and one or two `:`
+  let j = lead;
+  if ('-*+'.includes(raw[j] ?? '\0')) j++;
+  else {
+    let d = j;
+    while (d < raw.length && raw[d] >= '0' && raw[d] <= '9') d++;
+    if (d > j && (raw[d] === '.' || raw[d] === ')')) j = d + 1;
+  }
+  return shortTitle(raw, lead, j) ?? (j > lead ? shortTitle(raw, lead, lead) : undefined);
+}
+
+/** The title of a short heading line whose title part (spaces and stars first) starts at `from`; see {@link headingTitle}. */
+function shortTitle(raw: string, lead: number, from: number): string | undefined {
+  let j = skipRun(raw, from, isSpace);
+  const stars = j;
+  j = skipRun(raw, j, (x) => x === '*');
+  let k = j;
+  while (k < raw.length && raw[k] !== ':' && raw[k] !== '*') k++;
+  const title = raw.slice(j, k);
+  if (hasLineTerminator(title)) return undefined;
+  // the shortest title first (its trailing spaces then belong to the end), as the lazy `{1,60}?` did
+  const bare = trimEndOf(title, isSpace);
+  if (bare.length >= 1 && bare.length <= 60 && headingEnd(raw.slice(j + bare.length))) return bare;
+  if (title.length >= 1 && title.length <= 60 && headingEnd(raw.slice(k))) return title;
+  // a title of one space, given back by the spaces before the bullet or before the stars
+  for (const p of [lead - 1, stars - 1]) if (p >= 0 && isSpace(raw[p]) && headingEnd(raw.slice(p + 1))) return '';
+  return undefined;
+}
+
+/** The index after the run of characters that pass `test` from `i`. */
+function skipRun(s: string, i: number, test: (c: string) => boolean): number {
+  while (i < s.length && test(s[i])) i++;
+  return i;
+}
+
+/** True when `s` is `\**\s*:?\**\s*:\s*\**\s*` (stars, spaces, an optional `:`, stars, spaces, `:`, stars, spaces). */
+function headingEnd(s: string): boolean {
+  // runs of one character class collapse to one (each part of the form is a run), so the form is checked on a short string
+  let short = '';
+  for (const c of s) {
+    const k = c === ':' ? ':' : c === '*' ? '*' : isSpace(c) ? ' ' : undefined;
+    if (k === undefined) return false;
+    if (k === ':' || short[short.length - 1] !== k) short += k;
+    if (short.length > 12) return false;
+  }
+  return /^\*? ?:?\*? ?: ?\*? ?$/.test(short);
+}
 
 /** Reads the solver's design lines into items with roles (see the module comment). */
 export function designItems(lines: string[]): DesignItem[] {
@@ -59,14 +141,14 @@ export function designItems(lines: string[]): DesignItem[] {
   for (const raw of lines.flatMap((l) => l.split(/\r?\n/))) {
     if (!raw.trim()) continue;
     const indent = raw.length - raw.trimStart().length;
-    const label = LABEL.exec(raw.trim());
-    if (label && label[2].trim()) {
-      items.push({ text: label[2].trim(), role: roleOf(label[1]), roleSource: 'label', indent });
+    const label = roleLabel(raw.trim());
+    if (label && label.rest.trim()) {
+      items.push({ text: label.rest.trim(), role: roleOf(label.role), roleSource: 'label', indent });
       continue;
     }
-    const heading = HEADING.exec(raw);
-    if (heading) {
-      const title = (heading[1] ?? heading[2] ?? '').trim();
+    const heading = headingTitle(raw);
+    if (heading !== undefined) {
+      const title = heading.trim();
       const r = /variables?|factors?|metrics?|measures?/i.test(title) || label ? roleOf(title) : null;
       const markdown = /^#/.test(raw.trim());
       if (r || markdown || label) {
@@ -91,13 +173,26 @@ export function designItems(lines: string[]): DesignItem[] {
 
 const STOP = new Set(['the', 'and', 'for', 'with', 'from', 'that', 'this', 'are', 'was', 'were', 'each', 'into', 'over', 'such', 'their', 'its', 'use', 'used', 'using', 'e.g', 'i.e', 'etc', 'of', 'to', 'in', 'on', 'a', 'an', 'or', 'by', 'as', 'is', 'be', 'at', 'vs', 'via', 'variable', 'variables']);
 
+/** The last texts split by {@link words} (each design item is compared with every ground-truth variable). */
+const WORDS_SEEN = new Map<string, string[]>();
+
 export function words(s: string): string[] {
+  const seen = WORDS_SEEN.get(s);
+  if (seen) return seen;
+  const w = splitWords(s);
+  if (WORDS_SEEN.size >= 256) WORDS_SEEN.delete(WORDS_SEEN.keys().next().value as string);
+  WORDS_SEEN.set(s, w);
+  return w;
+}
+
+function splitWords(s: string): string[] {
   return [...new Set(s.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/)
     .filter((w) => w.length >= 2 && !STOP.has(w)).map((w) => w.replace(/(?<=\w{3})s$/, '')))];
 }
 
 function near(w: string, h: string): boolean {
-  return h === w || (w.length >= 5 && h.length >= 5 && distance(w, h) <= 1);
+  // an edit distance of at most 1 needs lengths at most 1 apart: checked first (a 990,000-character word is never compared)
+  return h === w || (w.length >= 5 && h.length >= 5 && Math.abs(w.length - h.length) <= 1 && distance(w, h) <= 1);
 }
 
 /** Share of `target` words found in `have`, and the words found. */

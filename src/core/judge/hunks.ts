@@ -67,8 +67,9 @@ export function hunkCitation(h: Hunk): HunkCitation {
 export function symbolsOf(groundTruthText: string, requirementText = ''): string[] {
   const out = new Set<string>();
   for (const m of groundTruthText.matchAll(/\b(?:def|class|function|func|fn|struct)\s+([A-Za-z_][\w]*)/g)) out.add(m[1].toLowerCase());
-  for (const m of groundTruthText.matchAll(/^\s*([A-Za-z_][\w]*)\s*=[^=]/gm)) out.add(m[1].toLowerCase());
-  for (const m of requirementText.matchAll(/`([^`]+)`|\b([a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Za-z_]+\.[A-Za-z_]+\w*)\b/g)) {
+  // per line (`^\s*…` with the m flag retried from every start of a long run of blank lines)
+  for (const l of groundTruthText.split('\n')) { const m = /^[^\S\n]*([A-Za-z_]\w*)[^\S\n]*=(?!=)/.exec(l); if (m) out.add(m[1].toLowerCase()); }
+  for (const m of requirementText.matchAll(/`([^`]+)`|\b([a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Za-z_]+\.[A-Za-z_]\w*)\b/g)) {
     const w = (m[1] ?? m[2] ?? '').trim();
     if (/^[\w.]+$/.test(w) && !/\.(py|sh|js|ts|json|yaml|yml|md|txt|csv)$/i.test(w)) out.add(w.toLowerCase());
   }

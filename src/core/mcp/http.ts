@@ -8,6 +8,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ExpBenchError } from '../errors';
 import { log, registerSecret } from '../log';
 import { errorMessage } from '../util/errors';
+import { LIMITS } from '../untrusted';
 
 const logger = log('mcp');
 
@@ -83,7 +84,7 @@ function reply(res: http.ServerResponse, status: number, message: string, header
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
-async function readJson(req: http.IncomingMessage, maxBytes = 4 * 1024 * 1024): Promise<unknown> {
+async function readJson(req: http.IncomingMessage, maxBytes: number = LIMITS.mcpMessageBytes): Promise<unknown> {
   const chunks: Buffer[] = [];
   let n = 0;
   for await (const c of req) {

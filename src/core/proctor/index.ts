@@ -9,3 +9,4 @@ export * from './editor';
 export * from './container';
 export * from './contract';
 export * from './forwarder';
+export { readAiSettingsOnHost, type HostAiReading } from './aiReadBack';

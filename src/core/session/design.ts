@@ -1,4 +1,5 @@
 import type { DesignDraft, DesignVariableDraft } from './state';
+import { hasLineTerminator, isSpace, trimStartOf } from '../untrusted';
 
 /**
  * Conversion between the structured design (constant / independent / dependent variables, the
@@ -34,7 +35,50 @@ function variableLine(label: string, v: DesignVariableDraft): string {
   return line;
 }
 
-const LINE = /^(Constant|Independent|Dependent)\s*:\s*(.+?)(?:(?:\s+[—-]\s+|:\s+)(.*?))?(?:\s+\(values:\s*(.*)\))?\s*$/i;
+const LABEL = /^(Constant|Independent|Dependent)\s*:\s*/i;
+const VALUES = /\s+\(values:/iy;
+const DASH_SEPARATOR = /\s+[—-]\s+/y;
+const COLON_SEPARATOR = /:\s+/y;
+
+/**
+ * One harness line read as a variable: label, name, description and values, or undefined. The
+ * name ends at the first separator (` — `, ` - ` or `: `) or at a ` (values: …)` that ends the
+ * line; the description ends at that ` (values: …)`. One pass over the line (the expression this
+ * replaces, with a lazy name, a lazy description and `\s*` beside them, was polynomial on long
+ * runs of spaces).
+ */
+export function variableFromLine(t: string): { label: string; name: string; description?: string; values?: string } | undefined {
+  if (hasLineTerminator(t)) return undefined;
+  const m = LABEL.exec(t);
+  if (!m) return undefined;
+  const start = m[0].length;
+  const valuesAt = (i: number): string | undefined => {
+    if (!t.endsWith(')')) return undefined;
+    VALUES.lastIndex = i;
+    if (!VALUES.test(t) || VALUES.lastIndex > t.length - 1) return undefined;
+    return trimStartOf(t.slice(VALUES.lastIndex, t.length - 1), isSpace);
+  };
+  for (let p = start + 1; p <= t.length; p++) {
+    if (p === t.length) return { label: m[1], name: t.slice(start) };
+    if (isSpace(t[p - 1]) && isSpace(t[p])) continue; // inside a run of spaces: tried at its start
+    DASH_SEPARATOR.lastIndex = p;
+    COLON_SEPARATOR.lastIndex = p;
+    const sep = DASH_SEPARATOR.test(t) ? DASH_SEPARATOR.lastIndex : COLON_SEPARATOR.test(t) ? COLON_SEPARATOR.lastIndex : -1;
+    if (sep >= 0) {
+      for (let q = sep; q <= t.length; q++) {
+        // a run of spaces is tried at its start only (a match later in it would also match there)
+        const values = q < t.length && isSpace(t[q]) && !isSpace(t[q - 1]) ? valuesAt(q) : undefined;
+        if (values !== undefined) return { label: m[1], name: t.slice(start, p), description: t.slice(sep, q), values };
+      }
+      return { label: m[1], name: t.slice(start, p), description: t.slice(sep) };
+    }
+    if (isSpace(t[p])) {
+      const values = valuesAt(p);
+      if (values !== undefined) return { label: m[1], name: t.slice(start, p), values };
+    }
+  }
+  return undefined;
+}
 
 /**
  * The structured design read back from harness lines (for answers submitted as JSON by the CLI):
@@ -45,11 +89,11 @@ export function designFromHarnessLines(lines: string[]): DesignDraft {
   const d: DesignDraft = { constants: [], independent: [], dependent: [], freeText: '' };
   const free: string[] = [];
   for (const raw of lines) {
-    const m = LINE.exec(raw.trim());
+    const m = variableFromLine(raw.trim());
     if (!m) { if (raw.trim()) free.push(raw.trim()); continue; }
-    const group = LABELS.find(([, l]) => l.toLowerCase() === m[1].toLowerCase())![0];
-    const v: DesignVariableDraft = { name: m[2].trim(), description: (m[3] ?? '').trim() };
-    if (m[4]) v.values = m[4].split(',').map((x) => x.trim()).filter(Boolean);
+    const group = LABELS.find(([, l]) => l.toLowerCase() === m.label.toLowerCase())![0];
+    const v: DesignVariableDraft = { name: m.name.trim(), description: (m.description ?? '').trim() };
+    if (m.values) v.values = m.values.split(',').map((x) => x.trim()).filter(Boolean);
     d[group].push(v);
   }
   d.freeText = free.join('\n');

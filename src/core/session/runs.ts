@@ -5,7 +5,6 @@ import { StringDecoder } from 'node:string_decoder';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { exec } from '../sandbox/exec';
-import { exists } from '../util/fs';
 import type { Session } from './session';
 import type { RunRecord } from './state';
 import { errorMessage } from '../util/errors';
@@ -40,7 +39,9 @@ export interface RunScriptOptions {
  */
 export async function runScript(session: Session, opts: RunScriptOptions): Promise<RunRecord> {
   const { layout, store } = session;
-  if (!(await exists(layout.script))) {
+  // lstat, never stat: whether a link's target exists on the HOST is none of the run's business
+  // (the container resolves the link in its own file system), and must not be told to the solver.
+  if (!(await fsp.lstat(layout.script).then(() => true, () => false))) {
     throw new ExpBenchError('BAD_INPUT', layout.script, 'there is no reproduce_exp_bench.sh at the repository root yet: write it before running it');
   }
   const started = store.now();

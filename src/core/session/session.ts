@@ -7,6 +7,7 @@ import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema } 
 import { SessionOwnership } from './owner';
 import { SessionStore } from './store';
 import { errorMessage } from '../util/errors';
+import { assertTextWithin, LIMITS } from '../untrusted';
 
 const logger = log('session');
 
@@ -82,10 +83,12 @@ export class Session {
   /**
    * Adds a timestamped note (any time until the session is submitted or given up: the notes are
    * frozen with the answers, so that what a view shows never drifts from state.json).
-   * @throws ExpBenchError `BAD_INPUT` for an empty note; `SESSION_INVALID` once submitted or given up.
+   * @throws ExpBenchError `BAD_INPUT` for an empty note or one over LIMITS.noteChars (src/core/untrusted);
+   *   `SESSION_INVALID` once submitted or given up.
    */
   async addNote(text: string): Promise<Note> {
     if (!text.trim()) throw new ExpBenchError('BAD_INPUT', 'note', 'a note needs some text');
+    assertTextWithin('note', 'the note', text, LIMITS.noteChars);
     this.assertEditable('notes');
     const note = { at: new Date(this.store.now()).toISOString(), text };
     this.store.update((s) => { s.notes.push(note); });
@@ -94,17 +97,25 @@ export class Session {
     return note;
   }
 
-  /** Replaces the design draft. @throws ExpBenchError `SESSION_INVALID` once submitted or given up. */
+  /**
+   * Replaces the design draft.
+   * @throws ExpBenchError `BAD_INPUT` over LIMITS.designChars (src/core/untrusted); `SESSION_INVALID` once submitted or given up.
+   */
   setDesign(design: DesignDraft): void {
     const d = DesignDraftSchema.parse(design);
+    assertTextWithin('design', 'the design draft', d, LIMITS.designChars);
     this.assertEditable('design');
     this.store.update((s) => { s.design = d; });
     this.touch();
     this.draftChanged('design');
   }
 
-  /** Replaces the conclusion draft. @throws ExpBenchError `SESSION_INVALID` once submitted or given up. */
+  /**
+   * Replaces the conclusion draft.
+   * @throws ExpBenchError `BAD_INPUT` over LIMITS.conclusionChars (src/core/untrusted); `SESSION_INVALID` once submitted or given up.
+   */
   setConclusion(text: string): void {
+    assertTextWithin('conclusion', 'the conclusion', text, LIMITS.conclusionChars);
     this.assertEditable('conclusion');
     this.store.update((s) => { s.conclusion = text; });
     this.touch();

@@ -59,7 +59,16 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   /** A proctored window's baseliner: name or id and the rules accepted, before the clock can start (src/core/channel/protocol.ts). */
   ev('baseliner.attested', { baseliner: z.string(), rules: z.array(z.string()), aiAllowed: z.boolean(), client: z.string().optional() }),
   /** What a proctored window reported of its AI features (chat, inline completions, language-model tools): `off` true when all were off. */
-  ev('ai.settings', { off: z.boolean(), allowed: z.boolean(), settings: z.record(z.string(), z.unknown()) }),
+  /**
+   * The proctored window's AI settings. `source: 'host'`: `off` and `settings` are what the host read
+   * itself from the settings files (`checked`; `on` names what is on), and `window` is what the window
+   * said (recorded, not believed). Without `source`: the window's own report (sessions before issue 26).
+   */
+  ev('ai.settings', {
+    off: z.boolean(), allowed: z.boolean(), settings: z.record(z.string(), z.unknown()),
+    source: z.literal('host').optional(), on: z.array(z.string()).optional(), checked: z.array(z.string()).optional(),
+    window: z.object({ off: z.boolean(), settings: z.record(z.string(), z.unknown()) }).optional(),
+  }),
   ev('verify.finished', stepOutcome),
   ev('judge.finished', stepOutcome),
   /** One request of the built-in agent to its model (src/core/agent): a step of the agent's trajectory. */

@@ -1,5 +1,6 @@
 import { boundedLine, MAX_REF_CELL, MAX_REF_LINE } from './limits';
 import type { RequirementRef } from './types';
+import { trimEndOf } from '../untrusted';
 
 /**
  * Parses the code references at the end of an EXP-Bench requirement string.
@@ -63,7 +64,7 @@ export function normalisePath(p: string): string {
 
 /** The text inside the last balanced parenthesised group that ends the string (trailing `.;:` ignored). */
 export function trailingGroup(text: string): string | undefined {
-  const trimmed = text.trimEnd().replace(/[.;:]+$/, '');
+  const trimmed = trimEndOf(text.trimEnd(), '.;:');
   if (!trimmed.endsWith(')')) return undefined;
   let depth = 0;
   for (let i = trimmed.length - 1; i >= 0; i--) {

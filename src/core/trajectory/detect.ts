@@ -1,10 +1,11 @@
-import { promises as fsp } from 'node:fs';
 import { isHarnessJudge } from '../interop/harnessIn';
 import { arr, isObj, obj, str, type Obj } from './json';
 import { isV0Event, isV1Event } from './openhands';
 import { isHarnessPatchName } from './expbench';
 import type { TrajectoryFormat } from './types';
 import { errorMessage } from '../util/errors';
+import { openRegular, readRegularFile } from '../untrusted';
+import { ExpBenchError } from '../errors';
 
 /**
  * Which format a file holds, from its content (never its name or a version field): the first
@@ -24,7 +25,9 @@ const HEAD_BYTES = 256 * 1024;
 const PARSE_LIMIT = 32 * 1024 * 1024;
 
 export async function detectFormat(file: string): Promise<Detected> {
-  const fh = await fsp.open(file, 'r');
+  // non-blocking and regular files only: a FIFO given as a trajectory is refused, never waited on
+  const fh = await openRegular(file);
+  if (!fh) throw new ExpBenchError('BAD_INPUT', file, 'cannot read: no such file (ENOENT)');
   let head: Buffer; let size: number;
   try {
     size = (await fh.stat()).size;
@@ -59,7 +62,7 @@ export async function detectFormat(file: string): Promise<Detected> {
     return { kind: 'unknown', reason: `a ${Math.round(size / 1048576)} MB JSON document whose start is no known format` };
   }
   let doc: unknown;
-  try { doc = JSON.parse((await fsp.readFile(file, 'utf8')).replace(/^\uFEFF/, '')); } catch (e) {
+  try { doc = JSON.parse(((await readRegularFile(file)) ?? Buffer.alloc(0)).toString('utf8').replace(/^\uFEFF/, '')); } catch (e) {
     // a broken Inspect log is streamed: the samples before the damage are still read
     if (inspectHead) return { kind: 'json', format: 'inspect-json', shape: 'inspect-log', large: true };
     return { kind: 'unknown', reason: `not JSON: ${errorMessage(e)}` };

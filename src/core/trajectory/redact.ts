@@ -22,7 +22,7 @@ const PATTERNS: Array<{ kind: string; re: RegExp; keep?: number }> = [
   // any-case names with a quoted value: api_key = "…", "password": "…"
   { kind: 'secret', re: new RegExp(String.raw`(\b(?:[A-Za-z][A-Za-z0-9_]*[_-])?(?:api[_-]?key|token|secret|password|access[_-]?key)["']?\s*[=:]\s*["'])([^"'\s]{8,})(?=["'])`, 'gi'), keep: 1 },
   // prose: "Password: hunter22" (a value with a digit)
-  { kind: 'secret', re: /(\b(?:password|passwd)\s*[=:]\s*)([^\s"']*\d[^\s"']*)/gi, keep: 1 },
+  { kind: 'secret', re: /(\b(?:password|passwd)\s*[=:]\s*)([^\s"'\d]*\d[^\s"']*)/gi, keep: 1 },
   { kind: 'bearer', re: /(\bBearer\s+)([A-Za-z0-9._~+/=-]{8,})/g, keep: 1 },
   { kind: 'api-key', re: /\bsk-[A-Za-z0-9_-]{20,}/g },
   { kind: 'github-token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },

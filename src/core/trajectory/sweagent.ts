@@ -110,6 +110,7 @@ function mapChat(b: TrajectoryBuilder, messages: unknown[], key: string, file: s
 
 /** The last ```bash (or ```sh) block of an assistant message. */
 function bashBlock(text: string): string | undefined {
-  const all = [...text.matchAll(/```(?:bash|sh|shell)?\s*\n([\s\S]*?)```/g)];
-  return all.length ? all[all.length - 1][1].replace(/\n$/, '') : undefined;
+  const all = [...text.matchAll(/```(?:bash|sh|shell)?[^\S\n]*\n([\s\S]*?)```/g)];
+  // blank lines right after the fence are not part of the block (the fence's `\s*\n`, read once here)
+  return all.length ? all[all.length - 1][1].replace(/^\s*\n/, '').replace(/\n$/, '') : undefined;
 }

@@ -3,6 +3,7 @@ import { constants as fsc, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
+import { fileError, kindOf, notAFile, readRegularFile } from '../untrusted';
 import { errorMessage } from './errors';
 
 /**
@@ -37,37 +38,9 @@ export async function writeFully(fh: FileHandle, data: Buffer, position: number 
   }
 }
 
-/** Names a kind of file-system entry that is not a regular file, for messages. */
-/** What a non-regular file is, in words (`a directory`, `a FIFO (named pipe)`, …). */
-export function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isSymbolicLink(): boolean }): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isSocket()) return 'a socket';
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  return 'a device or other special file';
-}
-
-/** The error for a path that should be a regular file and is not: what it is and what to do. */
-export function notAFile(file: string, kind: string): ExpBenchError {
-  return new ExpBenchError('BAD_INPUT', file,
-    `is ${kind}, not a regular file; nothing was read from or written to it: move it away (for example \`mv '${file}' '${file}.moved'\`) and run the command again`);
-}
-
-/** A file-system error as an {@link ExpBenchError} naming `file`, saying what happened and what to do. */
-export function fileError(file: string, doing: 'read' | 'write', e: unknown): ExpBenchError {
-  if (e instanceof ExpBenchError) return e;
-  const code = (e as NodeJS.ErrnoException)?.code;
-  const msg = errorMessage(e);
-  if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new ExpBenchError('BAD_INPUT', file,
-      `cannot ${doing}: the disk is full (${code}); the file's previous content is unchanged: free some space and run the command again`, { cause: e });
-  }
-  if (code === 'EISDIR') return notAFile(file, 'a directory');
-  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-    return new ExpBenchError('BAD_INPUT', file, `cannot ${doing}: permission denied (${code}): check who owns the folder`, { cause: e });
-  }
-  return new ExpBenchError('BAD_INPUT', file, `cannot ${doing}: ${msg}`, { cause: e });
-}
+// The read side (regular files only, never blocking; the solver's files through openUntrusted) and
+// the file-system errors live in the untrusted room; re-exported for the callers of this file.
+export { fileError, kindOf, notAFile, openRegular, readRegularFile } from '../untrusted';
 
 /** In-process writes per target, in call order (the last call's content ends on disk). */
 const queues = new Map<string, Promise<unknown>>();
@@ -192,49 +165,6 @@ function processAlive(pid: number): boolean {
 /** Writes `value` as pretty JSON (2 spaces, trailing newline) atomically; `opts` as {@link writeAtomic}. */
 export async function writeJsonAtomic(file: string, value: unknown, opts: { fsync?: boolean } = {}): Promise<void> {
   await writeAtomic(file, JSON.stringify(value, null, 2) + '\n', opts);
-}
-
-/**
- * Opens `file` for reading only when it is a regular file (following symbolic links unless
- * `noFollow`): opened non-blocking, so a FIFO never blocks, then checked with fstat.
- * @returns the open handle (the caller closes it), or undefined when the file does not exist
- * @throws ExpBenchError `BAD_INPUT` naming `file` when it is not a regular file or cannot be opened
- */
-export async function openRegular(file: string, opts: { noFollow?: boolean } = {}): Promise<FileHandle | undefined> {
-  let fh: FileHandle;
-  try {
-    fh = await fsp.open(file, fsc.O_RDONLY | fsc.O_NONBLOCK | (opts.noFollow ? fsc.O_NOFOLLOW : 0));
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException)?.code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP' && opts.noFollow) throw notAFile(file, 'a symbolic link');
-    throw fileError(file, 'read', e);
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw notAFile(file, kindOf(st));
-    return fh;
-  } catch (e) {
-    await fh.close().catch(() => undefined);
-    throw fileError(file, 'read', e);
-  }
-}
-
-/**
- * Reads a regular file whole; undefined when it does not exist.
- * @throws ExpBenchError `BAD_INPUT` naming `file` when it is a directory, FIFO or other special
- *   file (never blocks on one), or cannot be read
- */
-export async function readRegularFile(file: string, opts: { noFollow?: boolean } = {}): Promise<Buffer | undefined> {
-  const fh = await openRegular(file, opts);
-  if (!fh) return undefined;
-  try {
-    return await fh.readFile();
-  } catch (e) {
-    throw fileError(file, 'read', e);
-  } finally {
-    await fh.close().catch(() => undefined);
-  }
 }
 
 /**

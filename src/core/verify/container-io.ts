@@ -109,8 +109,8 @@ export function pipeLines(docker: Docker, stream: NodeJS.ReadableStream, onLine:
   const sink = (name: 'stdout' | 'stderr') => {
     const split = new LineSplitter((text) => {
       if (timestamps) {
-        const m = /^(\d{4}-\d\d-\d\dT\S+Z) ?(.*)$/s.exec(text);
-        if (m) { onLine({ stream: name, time: m[1], text: m[2] }); return; }
+        const m = dockerTimestamp(text);
+        if (m) { onLine({ stream: name, time: m.time, text: m.text }); return; }
       }
       onLine({ stream: name, time: new Date().toISOString(), text });
     });
@@ -210,4 +210,19 @@ export async function killSignalsSince(docker: Docker, id: string, sinceIso: str
     signals.push(String((JSON.parse(l.text) as { Actor?: { Attributes?: { signal?: string } } }).Actor?.Attributes?.signal ?? ''));
   }
   return signals;
+}
+
+/**
+ * A Docker log line with its timestamp (`2026-01-02T03:04:05.123456789Z text`): the time (up to the
+ * last `Z` of the first word) and the text after one space. What `/^(\d{4}-\d\d-\d\dT\S+Z) ?(.*)$/s`
+ * read, in one pass.
+ */
+function dockerTimestamp(line: string): { time: string; text: string } | undefined {
+  if (!/^\d{4}-\d\d-\d\dT/.test(line)) return undefined;
+  let end = 11;
+  while (end < line.length && !/\s/.test(line[end])) end++;
+  const z = line.lastIndexOf('Z', end - 1);
+  if (z < 12) return undefined;
+  const rest = line.slice(z + 1);
+  return { time: line.slice(0, z + 1), text: rest.startsWith(' ') ? rest.slice(1) : rest };
 }

@@ -1,5 +1,6 @@
 import { stripVTControlCharacters } from 'node:util';
 import { scanNumbers, type FoundNumber } from './numbers';
+import { isSpace, trimEndOf, trimStartOf } from '../untrusted';
 
 /**
  * The numbers a run produced, each with its label (rules below), and the word rules that decide
@@ -54,7 +55,18 @@ const GENERIC = new Set(['test', 'train', 'training', 'val', 'valid', 'validatio
   'set', 'split', 'data', 'model', 'per', 'all', 'stayed', 'reached', 'gave', 'got', 'has', 'have', 'our', 'than', 'while']);
 
 /** Words whose label marks a position or index, not a measured quantity (`seed 3`, `epoch 12`). */
-const INDEX_WORDS = /(?:^|\s)(?:seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)\s*[:=#]?\s*$/i;
+const INDEX_WORD = /(?:^|\s)(?:seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)$/i;
+
+/**
+ * True when `seg` ends with a word that marks a position or index (`seed 3`, `epoch: 12`): the
+ * word, then spaces, an optional `:`, `=` or `#`, spaces (`/(?:^|\s)(?:seed|…)\s*[:=#]?\s*$/i`,
+ * read from the end in one pass; only the last 12 characters can hold the word and its space).
+ */
+function endsWithIndexWord(seg: string): boolean {
+  let t = trimEndOf(seg, isSpace);
+  if (t.endsWith(':') || t.endsWith('=') || t.endsWith('#')) t = trimEndOf(t.slice(0, -1), isSpace);
+  return INDEX_WORD.test(t.length > 12 ? t.slice(-12) : t);
+}
 
 /**
  * Normalised words of a text: split at characters other than letters and digits (words of digits
@@ -136,9 +148,40 @@ function inName(line: string, n: FoundNumber): boolean {
   return /[\p{L}_]/u.test(prev) || (n.unit === undefined && /[\p{L}_]/u.test(next));
 }
 
-const ENV_NAME = /(?:^|[^\p{L}\d_$])\$?([A-Z][A-Z0-9_]+)=["']?$/u;
+const NAME_CHAR = /[A-Z0-9_]/;
+const WORD_CHAR = /[\p{L}\d_$]/u;
+
+/**
+ * The environment variable whose value `head` ends in (`… CUDA_VISIBLE_DEVICES=`, `$X="`), or
+ * undefined: `NAME=` (upper case, digits and `_`, at least two characters, first a letter),
+ * optionally `$` before it, not glued to a word, and an optional quote after `=`. Read from the
+ * end (`/(?:^|[^\p{L}\d_$])\$?([A-Z][A-Z0-9_]+)=["']?$/u`, without its retries at every start).
+ */
+function envNameAtEnd(head: string): string | undefined {
+  let end = head.length;
+  if (head[end - 1] === '"' || head[end - 1] === "'") end--;
+  if (head[end - 1] !== '=') return undefined;
+  end--;
+  let start = end;
+  while (start > 0 && NAME_CHAR.test(head[start - 1])) start--;
+  const name = head.slice(start, end);
+  if (name.length < 2 || !/[A-Z]/.test(name[0])) return undefined;
+  let before = start - 1;
+  if (head[before] === '$') before--;
+  return before < 0 || !WORD_CHAR.test(head[before]) ? name : undefined;
+}
+
+/** True when `before` ends in an identifier's `name:` (a letter, then letters, digits, `_`, `.`, `-`): `/[\p{L}][\p{L}\d_.-]*:$/u` read from the end. */
+function endsWithNameColon(before: string): boolean {
+  if (!before.endsWith(':')) return false;
+  for (let i = before.length - 2; i >= 0; i--) {
+    const c = before[i];
+    if (/\p{L}/u.test(c)) return true;
+    if (!/[\d_.-]/.test(c)) return false;
+  }
+  return false;
+}
 const EXPORTED = /(?:(?:^|\s)export|^\s*(?:\$\s*)?env)\s+(?:[\w.-]+=\S*\s+)*[\p{L}_][\p{L}\d_]*=["']?$/u;
-const INDEX_OF_NAME = /[\p{L}][\p{L}\d_.-]*:$/u;
 
 /**
  * True when the number at `n` is the value of an environment-variable assignment or an
@@ -147,19 +190,41 @@ const INDEX_OF_NAME = /[\p{L}][\p{L}\d_.-]*:$/u;
 function inAssignmentOrId(line: string, n: FoundNumber): boolean {
   const before = line.slice(Math.max(0, n.index - 200), n.index);
   // `CUDA_VISIBLE_DEVICES=0,1`: the numbers after the first are glued to `,` of the same value.
-  const value = /(?:[^\s,]*,)*$/.exec(before)?.[0] ?? '';
-  const head = before.slice(0, before.length - value.length) + value.replace(/(?:[\d.]+,)+$/, '');
-  const env = ENV_NAME.exec(head);
-  if (env && (env[1].includes('_') || n.bareInteger)) return true;
+  const value = before.endsWith(',') ? before.slice(lastSpace(before) + 1) : '';
+  const head = before.slice(0, before.length - value.length) + withoutNumberList(value);
+  const env = envNameAtEnd(head);
+  if (env && (env.includes('_') || n.bareInteger)) return true;
   if (EXPORTED.test(head)) return true;
-  return n.bareInteger && INDEX_OF_NAME.test(before);
+  return n.bareInteger && endsWithNameColon(before);
 }
+
+/** The index of the last whitespace character of `s`, or -1. */
+function lastSpace(s: string): number {
+  for (let i = s.length - 1; i >= 0; i--) if (isSpace(s[i])) return i;
+  return -1;
+}
+
+/** `value` without the list of numbers it ends in (`a=0,1,` → `a=`): `value.replace(/(?:[\d.]+,)+$/, '')` read from the end. */
+function withoutNumberList(value: string): string {
+  let i = value.length;
+  while (i > 0 && value[i - 1] === ',') {
+    let k = i - 1;
+    while (k > 0 && /[\d.]/.test(value[k - 1])) k--;
+    if (k === i - 1) break;
+    i = k;
+  }
+  return value.slice(0, i);
+}
+
+/** Characters trimmed off a label's end and start (`acc: `, `("loss"=`). */
+const LABEL_END = (c: string) => isSpace(c) || ':="\'(,'.includes(c);
+const LABEL_START = (c: string) => isSpace(c) || '{[("\':,='.includes(c);
 
 const NUMBER_TEXT = /(?<![\p{L}\d_.])[-+]?\d[\d.,eE+-]*/gu;
 
 /** The words of `row` before `index`, numbers taken out ('' when there is no word). */
 function linePrefix(row: string, index: number): string {
-  const prefix = row.slice(0, index).replace(NUMBER_TEXT, ' ').replace(/[\s:="'(,]+$/, '').trim();
+  const prefix = trimEndOf(row.slice(0, index).replace(NUMBER_TEXT, ' '), LABEL_END).trim();
   return wordsOf(prefix).length ? tail(prefix) : '';
 }
 
@@ -190,8 +255,8 @@ export function producedNumbers(source: string, text: string, group = ''): Produ
       if (inName(row, n) || inFormula(row, n) || inAssignmentOrId(row, n)) continue; // part of the text of a label, not a value
       const seg = row.slice(prevEnd, n.index);
       prevEnd = n.index + n.text.length;
-      if (INDEX_WORDS.test(seg) && n.bareInteger) continue;
-      const rawLast = (seg.split(/[,;|\t]|\s{3,}/).pop() ?? '').replace(/^[\s{[("':,=]+|[\s:="'(,]+$/g, '').trim();
+      if (n.bareInteger && endsWithIndexWord(seg)) continue;
+      const rawLast = trimEndOf(trimStartOf(seg.split(/[,;|\t]|\s{3,}/).pop() ?? '', LABEL_START), LABEL_END).trim();
       const last = tail(rawLast);
       const lastWords = n.uncertainty ? [] : wordsOf(last);
       const label = lastWords.length === 0 ? (prevLabel || linePrefix(row, n.index)) : last;

@@ -25,6 +25,7 @@ import { MAX_TIMEOUT_MS, newRunId, readRecord, saveRecord, VerificationRecord, V
 import { markWatched, settlePrevious } from './reattach';
 import { buildVerifyTree } from './tree';
 import { errorMessage } from '../util/errors';
+import { LIMITS, readUntrustedText } from '../untrusted';
 
 const logger = log('verify');
 const execFileP = promisify(execFile);
@@ -183,7 +184,8 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
         ] as const);
         return { imageInfo, created };
       })(),
-      fsp.readFile(path.join(layout.workspace, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined),
+      // never blocking on a FIFO, never following a link out of the workspace (the run is refused then, saying why)
+      readUntrustedText(path.join(layout.workspace, 'reproduce_exp_bench.sh'), { within: layout.workspace, links: 'inside', maxBytes: LIMITS.workspaceFileBytes, what: 'reproduce_exp_bench.sh' }),
       // A workspace that is not a repository with a "task start" commit fails here, before any start.
       treeJob?.checked ?? Promise.resolve(),
     ] as const);
@@ -230,7 +232,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
       .then(async (dir) => {
         tree = undefined; // removed here once sent, while the run goes on
         try {
-          record.lint = lintScript(await fsp.readFile(path.join(dir, 'reproduce_exp_bench.sh'), 'utf8').catch(() => undefined));
+          record.lint = lintScript(await readUntrustedText(path.join(dir, 'reproduce_exp_bench.sh'), { within: dir, links: 'inside', maxBytes: LIMITS.workspaceFileBytes, what: 'reproduce_exp_bench.sh' }).catch(() => undefined));
           status('copying the clean tree into the container');
           await feedTree(stream as unknown as NodeJS.WritableStream, dir, treeMarkerName(runId)).catch((e: unknown) => {
             throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${errorMessage(e)}`, { cause: e });

@@ -4,6 +4,7 @@ import { checkClaims, OutputSource } from './claims';
 import { MAX_CHANGED_FILE_BYTES, MAX_CHANGED_FILES } from './container-io';
 import type { ClaimsResult } from './record';
 import type { SessionLayout } from '../layout';
+import { LIMITS, readUntrustedText, readUntrustedWindow } from '../untrusted';
 
 /** Claims of a conclusion checked against the session's work-container runs. */
 export interface SessionClaimsStatus extends ClaimsResult {
@@ -63,7 +64,7 @@ export async function claimsStatus(layout: SessionLayout, conclusion: string): P
   const files: string[] = [];
   for (const [i, n] of names.entries()) {
     const file = path.join(layout.runs, n);
-    outputs.push({ source: rel(file), text: await fsp.readFile(file, 'utf8'), group: n });
+    outputs.push({ source: rel(file), text: (await readUntrustedWindow(file, { maxBytes: LIMITS.logBytes }))?.text ?? '', group: n });
     const named = startOf(n);
     if (i !== 0 || named === undefined) continue;
     const st = await fsp.stat(file);
@@ -71,7 +72,8 @@ export async function claimsStatus(layout: SessionLayout, conclusion: string): P
     const start = st.birthtimeMs > 0 ? st.birthtimeMs : named;
     for (const f of await filesWritten(layout.workspace, start, st.mtimeMs + 1000)) {
       if (f === layout.script) continue; // the script is not an output
-      const text = await fsp.readFile(f, 'utf8').catch(() => '');
+      // a file of the solver's: no link followed out, no FIFO opened, bounded (skipped when it is none of those)
+      const text = await readUntrustedText(f, { within: layout.workspace, maxBytes: LIMITS.workspaceFileBytes }).catch(() => '') ?? '';
       if (text.includes('\0')) continue;
       files.push(rel(f));
       outputs.push({ source: rel(f), text, group: n });

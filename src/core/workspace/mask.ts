@@ -1,6 +1,7 @@
 import { ExpBenchError } from '../errors';
 import type { Task } from '../tasks/types';
 import type { TreeFile } from './tree';
+import { trimEndOf } from '../untrusted';
 
 /** A path the task asks to mask, repository-relative, and the task field it came from. */
 export interface MaskRule {
@@ -63,7 +64,7 @@ export function maskRules(task: Pick<Task, 'id' | 'type' | 'source' | 'maskedSou
 
 /** `/workspace/a/b/` → `a/b`. */
 export function normaliseTaskPath(raw: string): string {
-  return raw.trim().replace(/^\/workspace(\/|$)/, '').replace(/^(\.\/|\/)+/, '').replace(/\/+$/, '').replace(/\/{2,}/g, '/');
+  return trimEndOf(raw.trim().replace(/^\/workspace(\/|$)/, '').replace(/^(\.\/|\/)+/, ''), '/').replace(/\/{2,}/g, '/');
 }
 
 /** True when `file` is `rule` or lies under the folder `rule`. */

@@ -10,6 +10,7 @@ import { TASK_START } from './build';
 import { copyIndex, git } from '../git';
 import { errorMessage } from '../util/errors';
 import { dedupeLeftOut, ignoredEntry, isKnownCache, knownCache, type LeftOut } from './patchRule';
+import { copyUntrusted, LIMITS } from '../untrusted';
 
 export type { LeftOut, LeftOutReason } from './patchRule';
 
@@ -362,8 +363,9 @@ export async function applyToCheckout(workspaceDir: string, destDir: string, pat
     const target = inside(dest, f.path);
     const src = inside(workspaceDir, f.path);
     await fsp.mkdir(path.dirname(target), { recursive: true });
-    await fsp.copyFile(src, target);
-    await fsp.chmod(target, (await fsp.stat(src)).mode & 0o777);
+    // no link followed, no FIFO opened, the target created new (copyFile followed a link to any host file)
+    await fsp.rm(target, { force: true });
+    await copyUntrusted(src, target, { within: workspaceDir, maxBytes: LIMITS.patchBytes, what: `the binary file ${f.path}` });
   }
   return p;
 }

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { repositoryTop } from '../git';
+import { trimEndOf } from '../untrusted';
 
 /** Kind of a preparation source: a git URL, a local git repository, or a plain local folder. */
 export type SourceKind = 'url' | 'clone' | 'folder';
@@ -63,7 +64,7 @@ export async function probeSource(source: string): Promise<ProbedSource> {
  */
 export function normaliseSource(s: ClassifiedSource): string {
   if (s.kind !== 'url') return `${s.kind}:${s.location}`;
-  let u = s.location.trim().replace(/\/+$/, '').replace(/\.git$/, '');
+  let u = trimEndOf(s.location.trim(), '/').replace(/\.git$/, '');
   u = u.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/]*)/i, (_m, scheme: string, host: string) => scheme.toLowerCase() + host.toLowerCase());
   return `url:${u}`;
 }
@@ -72,7 +73,7 @@ export function normaliseSource(s: ClassifiedSource): string {
 export function cacheName(s: ClassifiedSource): string {
   const norm = normaliseSource(s);
   const hash = createHash('sha256').update(norm).digest('hex').slice(0, 16);
-  const base = norm.replace(/\/+$/, '').split(/[/:]/).pop() || 'repo';
+  const base = trimEndOf(norm, '/').split(/[/:]/).pop() || 'repo';
   const slug = base.replace(/\.git$/, '').replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 40);
   return `${s.kind === 'folder' ? 'folder-' : ''}${slug}-${hash}.git`;
 }
@@ -92,7 +93,7 @@ export function resolveSubmoduleUrl(url: string, superLocation: string): string 
   if (looksLikeUrl(superLocation)) {
     const scp = /^([^/\s@]+@[^/\s:]+:)(.*)$/.exec(superLocation);
     const [prefix, rest] = scp && !/^[a-z][a-z0-9+.-]*:\/\//i.test(superLocation) ? [scp[1], scp[2]] : ['', superLocation];
-    const parts = rest.replace(/\/+$/, '').split('/');
+    const parts = trimEndOf(rest, '/').split('/');
     for (const seg of url.split('/')) {
       if (seg === '..') parts.pop();
       else if (seg !== '.' && seg !== '') parts.push(seg);

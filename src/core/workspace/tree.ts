@@ -3,6 +3,7 @@ import { ensurePristine } from './cache';
 import { git, listTree } from '../git';
 import { classifySource, ClassifiedSource, resolveSubmoduleUrl } from './source';
 import { errorMessage } from '../util/errors';
+import { trimEndOf } from '../untrusted';
 
 /** One file of the source tree at the pinned commit, submodule files flattened to full paths. */
 export interface TreeFile {
@@ -128,6 +129,6 @@ async function submoduleUrls(repo: string, commit: string): Promise<Map<string, 
     }
   }
   const map = new Map<string, string>();
-  for (const e of byName.values()) if (e.path && e.url) map.set(e.path.replace(/\/+$/, ''), e.url);
+  for (const e of byName.values()) if (e.path && e.url) map.set(trimEndOf(e.path, '/'), e.url);
   return map;
 }

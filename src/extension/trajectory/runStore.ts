@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { log } from '../../core/log';
 import { policyByName, type MetricPolicy } from '../../core/metrics/policies';
 import { errorMessage } from '../../core/util/errors';
+import { isSessionFolder } from '../../core/viewer/run';
 import { triageRuns, type TriageResult, type TriageRow } from '../../core/viewer/triage';
 import { sessionsDir } from '../openTask';
 import { onDidChange } from '../settings';
@@ -56,10 +57,14 @@ export class RunStore implements vscode.Disposable {
     return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
   }
 
-  /** Remembers a trajectory file (by absolute path) and lists it; a session's own events.jsonl is listed through its session instead. */
+  /**
+   * Remembers a trajectory file or a session folder (by absolute path) and lists it; a session
+   * under `expbench.sessionsDir`, and the files inside one (its own events.jsonl), are listed
+   * through that session instead.
+   */
   async remember(file: string): Promise<void> {
     const abs = path.resolve(file);
-    if (abs.startsWith(path.resolve(this.dir()) + path.sep)) return;
+    if (abs.startsWith(path.resolve(this.dir()) + path.sep) && (/[\\/]private[\\/]/.test(abs) || await isSessionFolder(abs))) return;
     const files = [abs, ...this.files().filter((f) => f !== abs)].slice(0, MAX_FILES);
     await this.state.update(REMEMBERED_FILES_KEY, files);
     await this.refresh();

@@ -4,7 +4,7 @@ import { compareRuns, type Comparison } from '../../core/viewer/compare';
 import type { TriageRow } from '../../core/viewer/triageTable';
 import type { CommandSpec } from '../commands';
 import { showComparison } from './comparePanel';
-import type { RunStore } from './runStore';
+import { openTarget, type RunStore } from './runStore';
 import type { TrajectoryNode } from './trajectoriesView';
 import type { TriagePanel } from './triagePanel';
 
@@ -38,8 +38,12 @@ export function triageCommands(store: RunStore, panel: TriagePanel, extensionUri
   return [
     {
       id: TRIAGE_COMMAND,
-      async execute(): Promise<number> {
-        panel.show();
+      // {runs, label}: the Results view's runs behind a bar or cell; those not listed yet are remembered (as files opened in the viewer are)
+      async execute(arg?: { runs?: string[]; label?: string }): Promise<number> {
+        if (!Array.isArray(arg?.runs)) { panel.show(); return (await store.rows()).length; }
+        const listed = new Set((await store.rows()).map((r) => openTarget(r)));
+        for (const r of arg.runs) if (!listed.has(r) && !r.endsWith('_eval_judge.json')) await store.remember(r);
+        panel.focus(arg.runs, arg.label ?? `${arg.runs.length} runs`);
         return (await store.rows()).length;
       },
     },

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { log } from '../../core/log';
 import { errorMessage } from '../../core/util/errors';
-import { TriageWebviewMessageSchema, type TriageRowsMessage, type TriageWebviewMessage } from '../../protocol/triage';
+import { TriageWebviewMessageSchema, type TriageFocusMessage, type TriageRowsMessage, type TriageWebviewMessage } from '../../protocol/triage';
 import { briefCsp } from '../brief/csp';
 import { makeNonce } from '../brief/nonce';
 import { openTarget, type RunStore } from './runStore';
@@ -22,6 +22,8 @@ export class TriagePanel implements vscode.Disposable {
   private readonly subs: vscode.Disposable[] = [];
   /** The last rows message posted (tests). */
   posted: TriageRowsMessage | undefined;
+  /** The runs the table is narrowed to (from the Results view), posted after the rows. */
+  focused: TriageFocusMessage | undefined;
   private readonly openedEmitter = new vscode.EventEmitter<{ uri: string; step?: number }>();
   /** Fires when a row was opened (after `expbench.trajectory.open` returned). */
   readonly onDidOpen = this.openedEmitter.event;
@@ -40,7 +42,15 @@ export class TriagePanel implements vscode.Disposable {
     this.panel = panel;
     panel.webview.html = this.html(panel.webview);
     const sub = panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m));
-    panel.onDidDispose(() => { sub.dispose(); this.panel = undefined; });
+    panel.onDidDispose(() => { sub.dispose(); this.panel = undefined; this.focused = undefined; });
+    return panel;
+  }
+
+  /** Shows the panel narrowed to `runs` (the Results view's runs behind a bar or cell); `label` says what they are. */
+  focus(runs: string[], label: string): vscode.WebviewPanel {
+    this.focused = { type: 'focus', runs, label };
+    const panel = this.show();
+    void this.postRows();
     return panel;
   }
 
@@ -69,6 +79,7 @@ export class TriagePanel implements vscode.Disposable {
     const { rows, skipped } = await this.store.result();
     this.posted = { type: 'rows', policy: this.store.policy.name, rows, problems: skipped };
     await this.panel.webview.postMessage(this.posted);
+    if (this.focused) await this.panel.webview.postMessage(this.focused);
   }
 
   private html(webview: vscode.Webview): string {

@@ -1,4 +1,4 @@
-import { TriageRowsMessageSchema, type TriageRowsMessage, type TriageWebviewMessage } from '../../../src/protocol/triage';
+import { TriageFocusMessageSchema, TriageRowsMessageSchema, type TriageFocusMessage, type TriageRowsMessage, type TriageWebviewMessage } from '../../../src/protocol/triage';
 import { filterRows, formatDuration, sortRows, TRIAGE_COLUMNS, type TriageColumn, type TriageFilter, type TriageRow } from '../../../src/core/viewer/triageTable';
 import { plural } from '../../../src/core/util/plural';
 import { el } from '../dom';
@@ -17,6 +17,9 @@ interface UiState { column: TriageColumn; dir: 'asc' | 'desc'; text: string; act
 const saved = api.getState() as Partial<UiState> | undefined;
 const ui: UiState = { column: 'task', dir: 'asc', text: '', actor: '', flaggedOnly: false, ...saved };
 let data: TriageRowsMessage | undefined;
+// The runs the Results view asked for (a bar or cell), until "Show all".
+let focus: TriageFocusMessage | undefined;
+const focusBar = el('div', { class: 'focus', id: 'triage-focus', role: 'status' });
 
 const HEAD: Record<TriageColumn, string> = {
   task: 'Task', agent: 'Agent', model: 'Model', actor: 'Actor', D: 'D', I: 'I', E: 'E', C: 'C', AllE: 'All·E✓',
@@ -37,7 +40,7 @@ actorSelect.value = ui.actor;
 flagged.checked = ui.flaggedOnly;
 root.replaceChildren(
   el('header', { class: 'bar' }, el('h1', {}, 'Runs'), count, filterBox, actorSelect, el('label', { for: 'triage-flagged' }, flagged, ' flagged only'), refresh),
-  table, problems,
+  focusBar, table, problems,
 );
 
 filterBox.addEventListener('input', () => { ui.text = filterBox.value; render(); });
@@ -71,7 +74,15 @@ function render(): void {
   api.setState(ui);
   if (!data) return;
   const f: TriageFilter = { text: ui.text.trim() || undefined, actor: ui.actor || undefined, flaggedOnly: ui.flaggedOnly };
-  const rows = sortRows(filterRows(data.rows, f), ui.column, ui.dir);
+  const wanted = focus && new Set(focus.runs);
+  const inFocus = (r: TriageRow) => !wanted || wanted.has(r.run) || wanted.has(r.run.replace(/#[^#]*$/, ''));
+  const rows = sortRows(filterRows(data.rows, f).filter(inFocus), ui.column, ui.dir);
+  if (focus) {
+    const all = el('button', { class: 'secondary', type: 'button', id: 'triage-show-all' }, 'Show all runs');
+    all.addEventListener('click', () => { focus = undefined; render(); });
+    const found = data.rows.filter(inFocus).length;
+    focusBar.replaceChildren(`From Results: ${focus.label} · ${found} of ${plural(focus.runs.length, 'run')} listed here${found < focus.runs.length ? ' (a judge file without a trajectory has no row)' : ''} `, all);
+  } else focusBar.replaceChildren();
   count.textContent = `${rows.length} of ${plural(data.rows.length, 'run')} · policy ${data.policy}`;
   const head = el('tr', {}, ...TRIAGE_COLUMNS.map((c) => {
     const th = el('th', { scope: 'col', tabindex: '0', 'data-column': c, 'aria-sort': c === ui.column ? (ui.dir === 'asc' ? 'ascending' : 'descending') : 'none' }, HEAD[c], c === ui.column ? (ui.dir === 'asc' ? ' ▲' : ' ▼') : '');
@@ -93,6 +104,8 @@ function render(): void {
 }
 
 window.addEventListener('message', (e: MessageEvent) => {
+  const fm = TriageFocusMessageSchema.safeParse(e.data);
+  if (fm.success) { focus = fm.data; render(); return; }
   const m = TriageRowsMessageSchema.safeParse(e.data);
   if (!m.success) return;
   data = m.data;

@@ -1,0 +1,71 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { parse, type ParseError } from 'jsonc-parser';
+import { AI_OFF_SETTINGS } from '../channel/aiSettings';
+import type { SessionLayout } from '../layout';
+import { errorMessage } from '../util/errors';
+import { LIMITS, readUntrustedText } from '../untrusted';
+
+/** What the host read back of the proctored window's AI settings (event `ai.settings`, `source: 'host'`). */
+export interface HostAiReading {
+  /** True when no settings file the window reads turns an AI setting on. */
+  off: boolean;
+  /** Per AI setting: the value that wins (the most specific file that sets it), or undefined when none sets it. */
+  settings: Record<string, unknown>;
+  /** `file: setting` for each AI setting turned on, and each file that could not be read (a link, a FIFO, too large, not JSON). */
+  on: string[];
+  /** The files read, relative to the session folder, most specific last. */
+  checked: string[];
+}
+
+/**
+ * Reads, on the host, every settings file the proctored window takes AI settings from, instead of
+ * believing what the window says (a forged `aiSettings {off: true}` on the channel): the User and
+ * Machine settings of the editor's data (`channel/editor/User/settings.json`, its profiles'
+ * `User/profiles/<id>/settings.json`, `channel/editor/Machine/settings.json`) and the workspace's
+ * `.vscode/settings.json`, each through the untrusted reader (no link followed, no FIFO opened,
+ * at most LIMITS.settingsBytes, JSON with comments). A setting counts as on when any of these
+ * files gives it a value other than its off value (AI_OFF_SETTINGS); a file that exists but cannot
+ * be read counts as on (it could hold anything). Settings a file leaves out keep the window's
+ * defaults, which the solver build contributes as off.
+ */
+export async function readAiSettingsOnHost(layout: SessionLayout): Promise<HostAiReading> {
+  const user = path.join(layout.channel, 'editor', 'User');
+  const profiles = (await fsp.readdir(path.join(user, 'profiles'), { withFileTypes: true }).catch(() => []))
+    .filter((d) => d.isDirectory()).map((d) => path.join(user, 'profiles', d.name, 'settings.json')).sort();
+  const files = [
+    path.join(user, 'settings.json'),
+    ...profiles,
+    path.join(layout.channel, 'editor', 'Machine', 'settings.json'),
+    path.join(layout.workspace, '.vscode', 'settings.json'),
+  ];
+  const settings: Record<string, unknown> = {};
+  const on: string[] = [];
+  const checked: string[] = [];
+  for (const file of files) {
+    const rel = path.relative(layout.root, file).split(path.sep).join('/');
+    let text: string | undefined;
+    try {
+      text = await readUntrustedText(file, { maxBytes: LIMITS.settingsBytes, what: 'the settings file', within: layout.root });
+    } catch (e) {
+      on.push(`${rel}: unreadable (${errorMessage(e)})`);
+      checked.push(rel);
+      continue;
+    }
+    if (text === undefined) continue;
+    checked.push(rel);
+    const errors: ParseError[] = [];
+    const value = parse(text, errors, { allowTrailingComma: true }) as unknown;
+    if (errors.length || !value || typeof value !== 'object' || Array.isArray(value)) {
+      if (text.trim()) on.push(`${rel}: not a settings object`);
+      continue;
+    }
+    for (const [key, offValue] of Object.entries(AI_OFF_SETTINGS)) {
+      if (!(key in value)) continue;
+      const v = (value as Record<string, unknown>)[key];
+      settings[key] = v;
+      if (JSON.stringify(v) !== JSON.stringify(offValue)) on.push(`${rel}: ${key}`);
+    }
+  }
+  return { off: on.length === 0, settings, on, checked };
+}
