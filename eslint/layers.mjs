@@ -8,7 +8,7 @@ export const FLOORS = [
   ['util', 'paths', 'layout'],
   ['git'],
   ['tasks', 'sandbox', 'steps', 'review'],
-  ['workspace', 'channel'],
+  ['workspace', 'channel', 'placement'],
   ['session', 'proctor'],
   ['verify', 'llm'],
   ['judge'],
@@ -17,7 +17,7 @@ export const FLOORS = [
   ['trajectory'],
   ['agent', 'curation', 'viewer'],
   ['flows', 'figures'],
-  ['mcp'],
+  ['mcp', 'runs'],
 ];
 
 /** Same-floor imports that are allowed, as `importer -> imported`. None today. */

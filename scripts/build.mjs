@@ -76,6 +76,9 @@ const builds = [
   // the triage table (issue 17): its own page, messages in src/protocol/triage.ts; the comparison page takes the same sheet
   { ...common, entryPoints: ['webview-ui/src/triage/main.ts'], outfile: 'dist/webview/triage.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/triage/triage.css'], outfile: 'dist/webview/triage.css', bundle: true },
+  // the run-set board (issue 27): its own small bundle, as the triage table
+  { ...common, entryPoints: ['webview-ui/src/runs/main.ts'], outfile: 'dist/webview/runs.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
+  { ...common, entryPoints: ['webview-ui/src/runs/runs.css'], outfile: 'dist/webview/runs.css', bundle: true },
   // the Results view (issue 29): its own page with Chart.js, messages in src/protocol/results.ts
   { ...common, entryPoints: ['webview-ui/src/results/main.ts'], outfile: 'dist/webview/results.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/results/results.css'], outfile: 'dist/webview/results.css', bundle: true },

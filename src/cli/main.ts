@@ -10,6 +10,7 @@ import * as judge from './commands/judge';
 import * as patch from './commands/patch';
 import * as prepare from './commands/prepare';
 import * as report from './commands/report';
+import * as runs from './commands/runs';
 import * as session from './commands/session';
 import * as tasks from './commands/tasks';
 import * as traj from './commands/traj';
@@ -36,7 +37,7 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [agent, baseline, curate, feasibility, judge, patch, prepare, report, session, tasks, traj, verify];
+  return [agent, baseline, curate, feasibility, judge, patch, prepare, report, runs, session, tasks, traj, verify];
 }
 
 if (require.main === module) {

@@ -8,7 +8,7 @@
 // the build when the activation bundle takes in anything from node_modules or src/core).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { BRIEF_VIEW_TYPE, SESSION_MARKER_SEGMENTS, TASKS_LISTED_CONTEXT, TASKS_VIEW_ID, TRAJECTORIES_VIEW_ID, TRAJECTORY_VIEW_TYPE } from './ids';
+import { BRIEF_VIEW_TYPE, RUN_SETS_VIEW_ID, SESSION_MARKER_SEGMENTS, TASKS_LISTED_CONTEXT, TASKS_VIEW_ID, TRAJECTORIES_VIEW_ID, TRAJECTORY_VIEW_TYPE } from './ids';
 import { CommandRouter, contributedCommands } from './stage/commandRouter';
 import { LazyCustomEditor, lazyUriHandler } from './stage/lazyCustomEditor';
 import { LazyTreeDataProvider } from './stage/lazyTree';
@@ -45,8 +45,11 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   // the Trajectories view (issue 17): runs by task, agent and model, listed once the workbench loads
   const runs = new LazyTreeDataProvider(async () => (await workbench()).triage.tree, (message) => { runsView.message = message; });
   const runsView = vscode.window.createTreeView(TRAJECTORIES_VIEW_ID, { treeDataProvider: runs, showCollapseAll: true });
+  // the Run Sets view (issue 27): run sets and their units, listed once the workbench loads
+  const runSets = new LazyTreeDataProvider(async () => (await workbench()).runSets.tree, (message) => { runSetsView.message = message; });
+  const runSetsView = vscode.window.createTreeView(RUN_SETS_VIEW_ID, { treeDataProvider: runSets, showCollapseAll: true });
   context.subscriptions.push(
-    router, tree, view, runs, runsView,
+    router, tree, view, runs, runsView, runSets, runSetsView,
     vscode.window.registerWebviewPanelSerializer(BRIEF_VIEW_TYPE, {
       deserializeWebviewPanel: async (panel, state) => {
         // at once, before the workbench bundle loads (the serializer then keeps it until the task is found)

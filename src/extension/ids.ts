@@ -21,3 +21,6 @@ export const TRAJECTORY_VIEW_TYPE = 'expbench.trajectory';
 
 /** Id of the Trajectories tree view (package.json `contributes.views`, container `expbench`): runs by task, agent and model. */
 export const TRAJECTORIES_VIEW_ID = 'expbenchTrajectories';
+
+/** Id of the Run Sets tree view (package.json `contributes.views`, container `expbench`): run sets and their units (docs/runs.md). */
+export const RUN_SETS_VIEW_ID = 'expbench.runSets';

@@ -42,6 +42,7 @@ export const SETTINGS = {
   'llm.prices': PriceTable,
   'session.budgetMinutes': count,
   'review.folder': text,
+  'runs.folders': z.array(z.string()),
 } as const satisfies Record<string, z.ZodType>;
 
 /** A setting's key without the `expbench.` prefix, e.g. `verify.timeoutSeconds`. */

@@ -37,6 +37,7 @@ import { activateRepoAtStep } from './trajectory/repoAtStep';
 import { agentCommands } from './agent/agentCommands';
 import { exportInspectCommand } from './session/exportInspect';
 import { LmToolsFeature } from './agent/lmTools';
+import { activateRunSets, type RunSetsFeature } from './runs';
 
 const logger = log('workbench');
 
@@ -141,9 +142,11 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   context.subscriptions.push(triage);
   const results = activateResults(context, register, async () => (await store.get()).tasks);
   context.subscriptions.push(results);
+  const runSets = activateRunSets(context, register);
+  context.subscriptions.push(runSets);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
-  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, results, agreement, lmTools };
+  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, results, agreement, lmTools, runSets };
 }
 
 /** The module dist/workbench.js, as the activation stage loads it. */
@@ -176,4 +179,6 @@ export interface WorkbenchApi {
   agreement: AgreementView;
   /** The task's tools as language-model tools (docs/outside-agents.md); tests read `prepared`. */
   lmTools: LmToolsFeature;
+  /** Run sets (docs/runs.md): the Run Sets view's data and the boards. */
+  runSets: RunSetsFeature;
 }

@@ -7,7 +7,8 @@ import { Ledger, type LedgerTotals, type PriceTable } from '../llm/ledger';
 import { excerpt, MAX_EXCERPT_CHARS } from '../steps/events';
 import { errorMessage } from '../util/errors';
 import type { AgentControl, ShellApproval } from './control';
-import { briefMessage, systemPrompt, type AgentBrief } from './prompt';
+import type { ResumedConversation } from './history';
+import { briefMessage, NUDGE, systemPrompt, type AgentBrief } from './prompt';
 import { runShell } from './shell';
 import { phaseOf, runTool, toolSpecs, type AgentSession, type ToolContext } from './tools';
 
@@ -66,6 +67,12 @@ export interface AgentOptions {
   approveShell?: (command: string) => Promise<ShellApproval>;
   /** Waits between retries of a failed request (tests pass a short one); default: real time. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Goes on with an interrupted run's conversation (src/core/agent/history.ts
+   * `conversationFromEvents`) instead of the brief alone: its steps, tokens and spending count
+   * against the limits as if the run had never stopped.
+   */
+  resume?: ResumedConversation;
 }
 
 /** What a run did. */
@@ -101,10 +108,11 @@ const MAX_IDLE_REPLIES = 3;
  */
 export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   const limits = { maxSteps: 50, maxToolCalls: DEFAULT_MAX_TOOL_CALLS, ...o.limits };
-  const ledger = new Ledger(o.prices ?? {}, limits.budgetUsd);
+  const ledger = new Ledger(o.prices ?? {}, limits.budgetUsd, o.resume?.spentUsd ?? 0);
+  const tokensBefore = o.resume?.tokens ?? 0;
   const chat = new ToolChatClient(o.endpoint, ledger, o.sleep);
   const tools: ChatTool[] = toolSpecs();
-  const messages: ToolChatMessage[] = [
+  const messages: ToolChatMessage[] = o.resume ? [...o.resume.messages] : [
     { role: 'system', content: systemPrompt() },
     { role: 'user', content: briefMessage(o.brief) },
   ];
@@ -114,8 +122,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     remainingMs: () => (limits.maxWorkingMs === undefined ? Infinity : limits.maxWorkingMs - s.workingMs()),
     approveShell: o.approveShell, brief: o.brief,
   };
-  let steps = 0;
-  let toolCalls = 0;
+  let steps = o.resume?.steps ?? 0;
+  let toolCalls = o.resume?.toolCalls ?? 0;
   let idle = 0;
   /** Told to the model after the tool results of the reply that caused it (a capped reply). */
   let pendingNote: string | undefined;
@@ -143,6 +151,10 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   };
 
   await s.startClock();
+  if (o.resume) {
+    const r = o.resume;
+    await s.record({ type: 'note.added', text: `agent resumed from the event log: ${r.steps} model calls and ${r.toolCalls} tool calls rebuilt${r.interrupted.length ? `; interrupted under ${r.interrupted.join(', ')}` : ''}${r.cut ? `; ${r.cut} recorded texts were excerpts` : ''}` });
+  }
   const beat = s.startHeartbeat(15_000);
   try {
     for (;;) {
@@ -151,8 +163,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
       if (s.state.submitted || s.state.gaveUp) return await finish('session_lost', 'the session was finished by another client');
       if (steps >= limits.maxSteps) return await finish('max_steps', `step limit reached (${limits.maxSteps} model calls)`);
       const t = ledger.totals();
-      if (limits.maxTokens !== undefined && t.promptTokens + t.completionTokens >= limits.maxTokens) {
-        return await finish('max_tokens', `token limit reached (${t.promptTokens + t.completionTokens} of ${limits.maxTokens} tokens)`);
+      if (limits.maxTokens !== undefined && tokensBefore + t.promptTokens + t.completionTokens >= limits.maxTokens) {
+        return await finish('max_tokens', `token limit reached (${tokensBefore + t.promptTokens + t.completionTokens} of ${limits.maxTokens} tokens)`);
       }
       if (ctx.remainingMs() <= 0) return await finish('max_time', timeMessage());
       if (toolCalls >= limits.maxToolCalls) return await finish('max_tool_calls', `tool-call limit reached (${limits.maxToolCalls} tool calls)`);
@@ -207,7 +219,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
       }
       if (!reply.toolCalls.length) {
         if (++idle >= MAX_IDLE_REPLIES) return await finish('no_action', `${MAX_IDLE_REPLIES} replies in a row without a tool call`);
-        messages.push({ role: 'user', content: 'Continue with the tools. When the design, the script, a run and the conclusion are done, call submit.' });
+        messages.push({ role: 'user', content: NUDGE });
         continue;
       }
       idle = 0;

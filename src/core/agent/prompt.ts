@@ -44,3 +44,6 @@ export function briefMessage(b: AgentBrief): string {
     '', '## Instructions', b.agentInstructions,
   ].join('\n');
 }
+
+/** What the loop tells the model after a reply without a tool call (also rebuilt on resume: history.ts). */
+export const NUDGE = 'Continue with the tools. When the design, the script, a run and the conclusion are done, call submit.';

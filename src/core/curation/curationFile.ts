@@ -53,6 +53,8 @@ export const CurationFileSchema = z.strictObject({
       timeSeconds: z.number().int().positive().optional(),
       /** Memory, MiB. */
       memoryMiB: z.number().int().positive().optional(),
+      /** CPUs (whole cores) a run needs: a run set places the unit where they are free (docs/runs.md). */
+      cpus: z.number().int().positive().max(1024).optional(),
     }).optional(),
   }).optional(),
   /** Free text for the next curator. */

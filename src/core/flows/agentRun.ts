@@ -1,17 +1,22 @@
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import type { AgentControl, ShellApproval } from '../agent/control';
+import { conversationFromEvents, type ResumedConversation } from '../agent/history';
 import { agentBrief } from '../agent/prompt';
 import { runAgent, type AgentLimits, type AgentResult } from '../agent/loop';
 import type { LlmEndpoint } from '../llm/endpoint';
 import type { PriceTable } from '../llm/ledger';
+import { ExpBenchError } from '../errors';
+import { SessionLayout } from '../layout';
 import { log } from '../log';
 import { connectDocker, ensureImage } from '../sandbox';
 import { ownerToken } from '../sandbox/processes';
 import { ensureWorkContainer, removeOwnerlessWorkContainers, removeWorkContainer } from '../sandbox/work';
+import { readEvents } from '../session/events';
 import { writeSessionMarker } from '../session/marker';
 import type { Task } from '../tasks/types';
 import { errorMessage } from '../util/errors';
+import { readManifest } from '../workspace/manifest';
 import type { PrepareOptions } from '../workspace/prepare';
 import { prepareTask } from './prepareTask';
 import { judgeStep } from './judge';
@@ -96,8 +101,33 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
   const sessionDir = path.resolve(o.outDir);
   // The paper's curation file (pin, environment) applies as for every solver (flows/prepareTask.ts).
   const { manifest } = await prepareTask({ task: o.task, source: o.source, commit: o.commit, outDir: sessionDir, cacheDir: o.cacheDir, image: o.image, signal: o.signal, onProgress: o.onProgress });
-  const image = manifest.image;
   await writeSessionMarker(sessionDir, o.task);
+  return workSession(sessionDir, manifest.image, o, undefined);
+}
+
+/** Options of {@link resumeAgentTask}: those of a run, on the session folder a run left. */
+export type AgentResumeOptions = Omit<AgentRunOptions, 'source' | 'commit' | 'cacheDir' | 'image' | 'onProgress'>;
+
+/**
+ * Goes on with an interrupted agent run on its own session folder (`outDir`, prepared by
+ * {@link runAgentTask}): opens it through the session service as client `agent`, starts (or
+ * reattaches) the work container from the manifest's image, rebuilds the agent's conversation from
+ * the session's event log (src/core/agent/history.ts; the steps, tokens and spending so far count
+ * against the limits) and runs the loop on from there, then submits, verifies and judges as a run
+ * does. Nothing of the session is deleted or reset: a log without any model call of the agent
+ * simply starts from the brief.
+ * @throws ExpBenchError SESSION_INVALID when the folder holds no complete preparation or is already submitted; the engine's and the image's errors
+ */
+export async function resumeAgentTask(o: AgentResumeOptions): Promise<AgentRunResult> {
+  const sessionDir = path.resolve(o.outDir);
+  const manifest = await readManifest(sessionDir);
+  if (manifest.taskId !== o.task.id) throw new ExpBenchError('SESSION_INVALID', sessionDir, `the session is task ${manifest.taskId}, not ${o.task.id}`);
+  const { events } = await readEvents(new SessionLayout(sessionDir).events);
+  const resume = conversationFromEvents(events, agentBrief(o.task));
+  return workSession(sessionDir, manifest.image, o, resume);
+}
+
+async function workSession(sessionDir: string, image: string, o: AgentResumeOptions, resume: ResumedConversation | undefined): Promise<AgentRunResult> {
   const docker = o.docker ?? connectDocker();
   await ensureImage(docker, image);
   const service = o.service ?? new SessionService();
@@ -106,6 +136,7 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
   let result: AgentRunResult | undefined;
   let finished = false;
   try {
+    if (handle.state.submitted || handle.state.gaveUp) throw new ExpBenchError('SESSION_INVALID', sessionDir, 'the session is already finished (submitted or given up): there is no run to go on with');
     // What a killed run left: its work container (its clock is closed by the next opener of its session).
     const swept = await removeOwnerlessWorkContainers(docker).catch((e: unknown) => { logger.warn(`sweeping work containers failed: ${errorMessage(e)}`); return []; });
     if (swept.length) o.onNotice?.(`removed the work container${swept.length === 1 ? '' : 's'} of ${swept.join(', ')}, left running by an agent run that was killed`);
@@ -119,7 +150,7 @@ export async function runAgentTask(o: AgentRunOptions): Promise<AgentRunResult> 
     const agent = await runAgent({
       session: handle, container, brief: agentBrief(o.task), endpoint: { ...o.endpoint, name: 'agent' }, prices: o.prices,
       limits: o.limits, shellTimeoutMs: o.shellTimeoutMs, signal: o.signal, onStep: o.onStep, sleep: o.sleep,
-      control: o.control, approveShell: o.approveShell,
+      control: o.control, approveShell: o.approveShell, resume,
     });
     result = { sessionDir, agent };
     if (agent.submitRequested) {

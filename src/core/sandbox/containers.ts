@@ -12,6 +12,25 @@ export const LABEL_SESSION = 'expbench.session';
 export const LABEL_ROLE = 'expbench.role';
 /** The process that created the container (`ownerToken()` of processes.ts); set on verify containers. */
 export const LABEL_OWNER = 'expbench.owner';
+/** The run set (docs/runs.md) whose unit made the container: its id. */
+export const LABEL_RUNSET = 'expbench.runset';
+/** The run-set unit that made the container: its key. */
+export const LABEL_UNIT = 'expbench.unit';
+/**
+ * The environment of a run set's unit process (docs/placement.md): every container that process
+ * creates carries {@link LABEL_RUNSET} and {@link LABEL_UNIT} with these values, so a run set's
+ * containers are found, and swept, by label only (work, verify, validation containers alike).
+ */
+export const ENV_RUNSET = 'EXPBENCH_RUNSET';
+export const ENV_RUNSET_UNIT = 'EXPBENCH_RUNSET_UNIT';
+
+/** The run-set labels of this process ({@link ENV_RUNSET}, {@link ENV_RUNSET_UNIT}); `{}` outside a unit. */
+export function runSetLabels(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const ok = (v: string | undefined): v is string => typeof v === 'string' && /^[\w.:-]{1,128}$/.test(v);
+  const runSet = env[ENV_RUNSET];
+  const unit = env[ENV_RUNSET_UNIT];
+  return { ...(ok(runSet) ? { [LABEL_RUNSET]: runSet } : {}), ...(ok(runSet) && ok(unit) ? { [LABEL_UNIT]: unit } : {}) };
+}
 
 /** `work`: the solver's long-lived container; `verify`: a single-use clean run of the verifier. */
 export type ContainerRole = 'work' | 'verify';
@@ -133,7 +152,7 @@ export async function createContainer(docker: Docker, opts: CreateContainerOptio
       User: opts.user,
       WorkingDir: opts.workdir,
       Env: env,
-      Labels: toDockerLabels(opts.labels, { ...opts.extraLabels, ...(gpus ? { 'expbench.gpus': 'all' } : {}) }),
+      Labels: toDockerLabels(opts.labels, { ...runSetLabels(), ...opts.extraLabels, ...(gpus ? { 'expbench.gpus': 'all' } : {}) }),
       Tty: false,
       OpenStdin: opts.openStdin === true,
       StdinOnce: opts.openStdin === true,
@@ -193,6 +212,21 @@ export async function listProjectContainers(docker: Docker, filter: { session?: 
     return await docker.listContainers({ all: true, filters: { label } });
   } catch (e) {
     throw dockerError(e, filter.session ?? 'all sessions', 'listing containers', docker);
+  }
+}
+
+/**
+ * Containers of a run set (label {@link LABEL_RUNSET}), all states, optionally of one unit
+ * ({@link LABEL_UNIT}). Nothing else is listed: a run set never touches another's containers.
+ * @throws ExpBenchError DOCKER_UNAVAILABLE when the engine is gone
+ */
+export async function listRunSetContainers(docker: Docker, runSet: string, unit?: string): Promise<Docker.ContainerInfo[]> {
+  if (!runSet) throw new ExpBenchError('BAD_INPUT', '(empty)', 'a run set id is required');
+  const label = [`${LABEL_RUNSET}=${runSet}`, ...(unit !== undefined ? [`${LABEL_UNIT}=${unit}`] : [])];
+  try {
+    return await docker.listContainers({ all: true, filters: { label } });
+  } catch (e) {
+    throw dockerError(e, `run set ${runSet}`, 'listing containers', docker);
   }
 }
 

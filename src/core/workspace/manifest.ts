@@ -74,6 +74,8 @@ export const ManifestEnvironmentSchema = z.object({
     timeSeconds: z.number().int().positive().optional(),
     /** Memory of one run, MiB. */
     memoryMiB: z.number().int().positive().optional(),
+    /** CPUs (whole cores) of one run. */
+    cpus: z.number().int().positive().optional(),
   }).optional(),
   /** Read-only data folders (absolute host path → absolute container path). */
   mounts: z.array(z.object({ host: z.string(), container: z.string() })).optional(),

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import type Docker from 'dockerode';
+import { LocalPlacement } from './local';
+import type { Placement } from './types';
+
+/** `"placement": {"kind": "local"}`: this machine (src/core/placement/local.ts). */
+export const LocalPlacementSpec = z.strictObject({ kind: z.literal('local') });
+
+/**
+ * The `placement` of a run-set spec (docs/runs.md, docs/placement.md): one member per kind,
+ * told apart by `kind`. Issue 28 adds `slurm` here (and in {@link createPlacement}).
+ */
+export const PlacementSpecSchema = z.discriminatedUnion('kind', [LocalPlacementSpec]);
+export type PlacementSpec = z.infer<typeof PlacementSpecSchema>;
+
+/** What a placement may need from its host process. */
+export interface PlacementContext {
+  docker?: Docker;
+}
+
+/** The placement a spec names. */
+export function createPlacement(spec: PlacementSpec, ctx: PlacementContext = {}): Placement {
+  switch (spec.kind) {
+    case 'local': return new LocalPlacement({ docker: ctx.docker });
+  }
+}

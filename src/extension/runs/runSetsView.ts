@@ -1,0 +1,162 @@
+import * as fs from 'node:fs';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { log } from '../../core/log';
+import { foldRunSet, type RunSetView, type UnitView } from '../../core/runs/fold';
+import { RunSetLayout } from '../../core/runs/layout';
+import { readOrchestrator } from '../../core/runs/lock';
+import { readRunSet } from '../../core/runs/state';
+import { errorMessage } from '../../core/util/errors';
+import { onDidChange, setting } from '../settings';
+
+const logger = log('runs');
+const KNOWN_KEY = 'expbench.runs.known';
+
+/** A row of the Run Sets view: a run set, or one of its units. */
+export type RunSetNode =
+  | { kind: 'runSet'; dir: string; view?: RunSetView; alive?: boolean; problem?: string }
+  | { kind: 'unit'; dir: string; unit: UnitView };
+
+/** The run sets this window knows: remembered ones (opened or started here) and those under `expbench.runs.folders`. */
+export class RunSetIndex implements vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private readonly subs: vscode.Disposable[] = [this.changed];
+
+  constructor(private readonly state: vscode.Memento) {
+    this.subs.push(onDidChange('runs', () => this.changed.fire()));
+  }
+
+  /** Remembers a run set's folder (listed from now on, across windows of this user). */
+  async remember(dir: string): Promise<void> {
+    const known = this.known();
+    const abs = path.resolve(dir);
+    if (!known.includes(abs)) await this.state.update(KNOWN_KEY, [...known, abs]);
+    this.changed.fire();
+  }
+
+  /** Forgets a remembered run set (its folder is left as it is). */
+  async forget(dir: string): Promise<void> {
+    await this.state.update(KNOWN_KEY, this.known().filter((d) => d !== path.resolve(dir)));
+    this.changed.fire();
+  }
+
+  refresh(): void { this.changed.fire(); }
+
+  /** The folders of every known run set, each once, in the order remembered then configured. */
+  async dirs(): Promise<string[]> {
+    const out = new Set<string>(this.known().filter((d) => fs.existsSync(new RunSetLayout(d).state)));
+    for (const f of setting('runs.folders')) {
+      const abs = path.resolve(f);
+      if (fs.existsSync(new RunSetLayout(abs).state)) { out.add(abs); continue; }
+      for (const e of await fsp.readdir(abs, { withFileTypes: true }).catch(() => [])) {
+        const d = path.join(abs, e.name);
+        if (e.isDirectory() && fs.existsSync(new RunSetLayout(d).state)) out.add(d);
+      }
+    }
+    return [...out];
+  }
+
+  private known(): string[] {
+    const v = this.state.get<unknown>(KNOWN_KEY);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  }
+
+  dispose(): void { for (const s of this.subs) s.dispose(); }
+}
+
+const ICON: Record<UnitView['status'], [string, string | undefined]> = {
+  pending: ['circle-outline', undefined], running: ['sync~spin', 'charts.blue'], done: ['pass', 'testing.iconPassed'],
+  failed: ['error', 'testing.iconFailed'], cancelled: ['circle-slash', 'disabledForeground'],
+};
+
+/**
+ * The Run Sets view (`expbench.runSets`): each known run set with its counts (running or not),
+ * its units under it with their status, try and detail. A run set opens its board; a unit its
+ * session in the trajectory viewer. Each run set's folder is watched: the view follows its state.
+ */
+export class RunSetsTreeProvider implements vscode.TreeDataProvider<RunSetNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<RunSetNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly watchers = new Map<string, fs.FSWatcher>();
+  private pending: NodeJS.Timeout | undefined;
+  private readonly sub: vscode.Disposable;
+
+  constructor(private readonly index: RunSetIndex) {
+    this.sub = index.onDidChange(() => this.changed.fire(undefined));
+  }
+
+  async getChildren(node?: RunSetNode): Promise<RunSetNode[]> {
+    if (!node) {
+      const dirs = await this.index.dirs();
+      this.watch(dirs);
+      return Promise.all(dirs.map((d) => this.runSet(d)));
+    }
+    if (node.kind === 'runSet') return (node.view?.units ?? []).map((unit) => ({ kind: 'unit' as const, dir: node.dir, unit }));
+    return [];
+  }
+
+  getTreeItem(node: RunSetNode): vscode.TreeItem {
+    if (node.kind === 'runSet') {
+      const item = new vscode.TreeItem(node.view?.name ?? node.dir, node.view ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const c = node.view?.counts;
+      item.description = node.problem ?? (c ? `${c.done}/${node.view!.units.length} done${c.running ? `, ${c.running} running` : ''}${c.failed ? `, ${c.failed} failed` : ''}${node.alive ? ' · running' : ''}` : '');
+      item.tooltip = `${node.dir}${node.view ? `\n${node.view.id}` : ''}`;
+      item.iconPath = new vscode.ThemeIcon(node.alive ? 'run-all' : 'layers');
+      item.contextValue = node.alive ? 'expbench.runSet.running' : 'expbench.runSet';
+      item.id = `runSet:${node.dir}`;
+      item.command = { command: 'expbench.runs.showBoard', title: 'Show Run Set Board', arguments: [{ dir: node.dir }] };
+      return item;
+    }
+    const u = node.unit;
+    const item = new vscode.TreeItem(u.task, vscode.TreeItemCollapsibleState.None);
+    item.description = `${u.actor.name} a${u.attempt} · ${u.status}${u.try > 1 ? ` (try ${u.try})` : ''}${u.detail ? ` · ${u.detail}` : ''}`;
+    const [icon, color] = ICON[u.status];
+    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+    item.tooltip = `${u.name}\nkey ${u.unit}\n${path.join(node.dir, u.dir)}`;
+    item.id = `unit:${node.dir}:${u.unit}`;
+    item.contextValue = 'expbench.runSetUnit';
+    item.command = { command: 'expbench.runs.openUnit', title: 'Open Unit Session', arguments: [{ dir: node.dir, unit: u.unit }] };
+    return item;
+  }
+
+  private async runSet(dir: string): Promise<RunSetNode> {
+    try {
+      const layout = new RunSetLayout(dir);
+      const read = await readRunSet(layout.state);
+      const view = read ? foldRunSet(read.records) : undefined;
+      const o = await readOrchestrator(layout.orchestrator);
+      return { kind: 'runSet', dir, view, alive: o?.alive === true, ...(view ? {} : { problem: 'no run set here' }) };
+    } catch (e) {
+      return { kind: 'runSet', dir, problem: errorMessage(e) };
+    }
+  }
+
+  /** Watches each run set's folder; a change refreshes the view (at most every 500 ms). */
+  private watch(dirs: string[]): void {
+    for (const [d, w] of this.watchers) if (!dirs.includes(d)) { w.close(); this.watchers.delete(d); }
+    for (const d of dirs) {
+      if (this.watchers.has(d)) continue;
+      try {
+        const w = fs.watch(d, (_e, name) => { if (name === 'runset.jsonl' || name === 'orchestrator.json') this.soon(); });
+        w.on('error', () => undefined);
+        this.watchers.set(d, w);
+      } catch (e) {
+        logger.debug(`cannot watch ${d}: ${errorMessage(e)}`);
+      }
+    }
+  }
+
+  private soon(): void {
+    if (this.pending) return;
+    this.pending = setTimeout(() => { this.pending = undefined; this.changed.fire(undefined); }, 500);
+  }
+
+  dispose(): void {
+    for (const w of this.watchers.values()) w.close();
+    if (this.pending) clearTimeout(this.pending);
+    this.sub.dispose();
+    this.changed.dispose();
+  }
+}
