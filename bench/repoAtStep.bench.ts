@@ -25,6 +25,7 @@ import { emptyTrajectory, type Trajectory } from '../src/core/trajectory/types';
 import { RepoAtStep } from '../src/core/viewer/repoAtStep';
 import { sh, tmpDir } from '../test/fixtures/repos/build';
 import { generateRepo } from './prepare.bench';
+import { adoptWorkspace } from '../test/fixtures/hostRepo';
 
 const FILES = Number(process.env.BENCH_FILES ?? 1000);
 const STEPS = Number(process.env.BENCH_STEPS ?? 200);
@@ -85,6 +86,7 @@ export async function run(): Promise<Record<string, number>> {
     const ws = path.join(root, 'workspace');
     await generateRepo(ws, FILES, 1);
     await sh(ws, 'commit', '--quiet', '--amend', '-m', 'task start');
+    adoptWorkspace(root);
     const steps = await makeSteps(ws);
     const trajectory: Trajectory = { ...emptyTrajectory('bench', 'openhands-v1', path.join(root, 'bench.jsonl')), steps };
     const N = steps.length - 1;
@@ -97,13 +99,13 @@ export async function run(): Promise<Record<string, number>> {
     // (the scratch tree is removed before each timing, outside it)
     const baseline = async () => {
       await fsp.cp(baseDir, scratch, { recursive: true, verbatimSymlinks: true });
-      await git(['apply', '--whitespace=nowarn', '-'], { cwd: scratch, input: patch, env: { GIT_CEILING_DIRECTORIES: root } });
+      await git(['apply', '--whitespace=nowarn', '-'], { repo: 'none', cwd: scratch, input: patch });
     };
     // Same result both ways (checked once, outside the timings).
     await fsp.rm(scratch, { recursive: true, force: true });
     await baseline();
     const t = await repo.at(N);
-    const check = await git(['diff', '--no-index', '--stat', '--', t.dir, scratch], { okCodes: [1] });
+    const check = await git(['diff', '--no-index', '--stat', '--', t.dir, scratch], { repo: 'none', okCodes: [1] });
     if (check.code !== 0) throw new Error(`the tree at step ${N} differs from the baseline's: ${check.text.slice(0, 400)}`);
 
     const base: number[] = [];

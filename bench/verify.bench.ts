@@ -22,6 +22,7 @@ import { SessionLayout } from '../src/core/layout';
 import { findTask, loadDatasets } from '../src/core/tasks/loader';
 import { runVerification } from '../src/core/verify';
 import { prepareSession } from '../src/core/workspace/prepare';
+import { adoptWorkspace } from '../test/fixtures/hostRepo';
 
 const exec = promisify(execFile);
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -34,7 +35,7 @@ async function git(cwd: string, ...args: string[]): Promise<void> {
   await exec('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...args], { cwd });
 }
 
-/** A minimal session: one "task start" commit plus an uncommitted reproduce_exp_bench.sh. */
+/** A minimal session: one "task start" commit (in the host repository too, as prepare makes it) plus an uncommitted reproduce_exp_bench.sh. */
 async function scriptSession(root: string, body: string): Promise<string> {
   const ws = new SessionLayout(root).workspace;
   await fsp.mkdir(ws, { recursive: true });
@@ -42,6 +43,7 @@ async function scriptSession(root: string, body: string): Promise<string> {
   await git(ws, 'init', '-q');
   await git(ws, 'add', '-A');
   await git(ws, 'commit', '-q', '-m', 'task start');
+  adoptWorkspace(root);
   await fsp.writeFile(path.join(ws, 'reproduce_exp_bench.sh'), `#!/bin/bash\n${body}\n`);
   await fsp.mkdir(new SessionLayout(root).private, { recursive: true });
   await fsp.writeFile(new SessionLayout(root).answers, JSON.stringify({ design: 'd', conclusion: 'We get 0.93.' }));

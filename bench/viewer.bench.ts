@@ -23,10 +23,14 @@ import { importFiles } from '../src/core/trajectory/import';
 import { importOwnEvents } from '../src/core/trajectory/own';
 import type { Trajectory } from '../src/core/trajectory/types';
 import { Timeline } from '../src/core/viewer/timeline';
+import * as yazl from 'yazl';
+import { execFile } from 'node:child_process';
+import { chromium, type ChromiumFigures } from './viewerChromium';
 import { HEAD_LINES, header, stepDetail, viewRows } from '../src/extension/trajectory/viewer/detail';
 import { TrajHostMessageSchema, type TrajHostMessage } from '../src/protocol/trajectory';
 
 const STEPS = 100_000;
+const SHARED = path.resolve(__dirname, '../../../shared/data/trajectories');
 const RUNS = 5;
 const PHASES = ['design', 'implementation', 'execution', 'conclusion'] as const;
 const WORDS = 'the model trains on cifar with seed learning rate loss accuracy epoch batch gradient optimizer checkpoint dataset split validation baseline ablation table figure'.split(' ');
@@ -37,7 +41,7 @@ function rng(seed: number): () => number {
   return () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
 }
 
-export async function makeEvents(file: string): Promise<number> {
+export async function makeEvents(file: string, count = STEPS): Promise<number> {
   const r = rng(17);
   const words = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ');
   const out = createWriteStream(file);
@@ -47,7 +51,7 @@ export async function makeEvents(file: string): Promise<number> {
   let steps = 0;
   const at = () => new Date((t += 1000 + Math.floor(r() * 4000))).toISOString();
   await write({ v: 1, at: at(), type: 'session.opened', client: 'bench', restored: false, taskId: 'sample/toycal/0' }); steps++;
-  while (steps < STEPS) {
+  while (steps < count) {
     const x = r();
     if (x < 0.002 && phase < 3) { await write({ v: 1, at: at(), type: 'phase.changed', from: PHASES[phase], to: PHASES[phase + 1] }); phase++; }
     else if (x < 0.35) await write({ v: 1, at: at(), type: 'command.run', command: `python train.py --seed ${steps % 97} --lr 0.0${steps % 9}`, exitCode: x < 0.05 ? 1 : 0, durationMs: Math.floor(r() * 9000), outputExcerpt: `${words(60)}\nepoch ${steps % 50} loss ${(r() * 2).toFixed(4)} acc ${r().toFixed(4)}\n${words(20)}` });
@@ -66,6 +70,52 @@ export async function makeEvents(file: string): Promise<number> {
   }
   await new Promise<void>((resolve) => out.end(resolve));
   return steps;
+}
+
+/**
+ * A one-sample Inspect `.eval` of about `mb` MB (deflated) whose events are a react agent's: a
+ * model call (reply, a tool call, usage with cache reads), the tool call in its span with its
+ * sandbox exec, over and over, with varied words (so it does not compress to nothing).
+ */
+export async function makeEval(file: string, mb: number): Promise<{ events: number; jsonBytes: number }> {
+  const r = rng(30);
+  const words = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)] + (r() < 0.3 ? String(Math.floor(r() * 1000)) : '')).join(' ');
+  const events: unknown[] = [{ event: 'span_begin', id: 'init', type: 'init', name: 'init', timestamp: '2026-01-01T00:00:00Z' }, { event: 'sample_init', span_id: 'init', timestamp: '2026-01-01T00:00:00Z', sample: { input: words(80), target: 'x' } }, { event: 'span_end', id: 'init' }, { event: 'span_begin', id: 'solvers', type: 'solvers', name: 'solvers' }, { event: 'span_begin', id: 'g', parent_id: 'solvers', type: 'solver', name: 'react' }];
+  let bytes = 0; let k = 0;
+  const target = mb * 1e6 * 3.2; // deflate keeps about 1/3 of such text
+  let t = Date.parse('2026-01-01T00:00:01Z');
+  while (bytes < target) {
+    const iso = () => new Date((t += 1000)).toISOString();
+    const id = `c${k}`; const span = `t${k}`;
+    const cmd = `python train.py --seed ${k % 97} --lr 0.0${k % 9}`;
+    const evs = [
+      { event: 'model', span_id: 'g', timestamp: iso(), model: 'openai/bench', input: [], output: { model: 'openai/bench', choices: [{ message: { role: 'assistant', content: [{ type: 'reasoning', reasoning: words(60) }, { type: 'text', text: words(40) }], tool_calls: [{ id, function: 'bash', arguments: { cmd } }] } }], usage: { input_tokens: 1000 + k, output_tokens: 200, input_tokens_cache_read: 5000, total_tokens: 6200 + k } } },
+      { event: 'span_begin', id: span, parent_id: 'g', type: 'tool', name: 'bash', timestamp: iso() },
+      { event: 'tool', span_id: 'g', id, function: 'bash', arguments: { cmd }, result: words(120), timestamp: iso() },
+      { event: 'sandbox', span_id: span, action: 'exec', cmd: `bash -c '${cmd}'`, result: 0, output: words(120), timestamp: iso() },
+      { event: 'span_end', id: span },
+    ];
+    for (const e of evs) { bytes += JSON.stringify(e).length; events.push(e); }
+    k++;
+  }
+  events.push({ event: 'span_end', id: 'g' }, { event: 'span_end', id: 'solvers' });
+  const sample = JSON.stringify({ id: 'bench', epoch: 1, input: words(80), target: 'x', events, scores: { s: { value: 'C' } }, model_usage: {} });
+  const zip = new yazl.ZipFile();
+  zip.addBuffer(Buffer.from(sample), 'samples/bench_epoch_1.json', { compress: true });
+  zip.addBuffer(Buffer.from(JSON.stringify({ version: 2, status: 'success', eval: { task: 'bench', model: 'openai/bench' } })), 'header.json');
+  zip.end();
+  await new Promise<void>((resolve, reject) => { zip.outputStream.pipe(createWriteStream(file)).on('close', resolve).on('error', reject); });
+  return { events: events.length, jsonBytes: sample.length };
+}
+
+/** One child run of trajectory.bench.ts's `--child` modes (`baseline-eval`: unzip + decompress + JSON.parse; `import`): wall ms. */
+function child(mode: string, file: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(__dirname, 'trajectory.bench.js'), '--child', mode, file], { maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`${mode}: ${stderr || err.message}`));
+      resolve((JSON.parse(stdout.trim().split('\n').pop()!) as { ms: number }).ms);
+    });
+  });
 }
 
 /** Serialise as postMessage does (structured clone ≈ JSON) and validate as the webview does. */
@@ -94,6 +144,7 @@ function firstRows(t: Trajectory, file: string): { ms: number; bytes: number; pa
 }
 
 export async function run(): Promise<Record<string, number>> {
+  // (the step-move and first-rows figures in Chromium: bench/viewerChromium.ts; BENCH_VIEWER_CHROMIUM=0 leaves them out)
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-viewer-bench-'));
   try {
     const file = path.join(dir, 'events.jsonl');
@@ -156,7 +207,48 @@ export async function run(): Promise<Record<string, number>> {
     console.log(`  whole import + rows: ${res.wholeImportAndRowsMs.toFixed(0)} ms (the header says "loading… N steps so far" until then); rows alone on the whole import ${res.firstRowsExclImportMs.toFixed(0)} ms (${(res.firstRowsExclImportMs / base).toFixed(2)}× the baseline; ${(bytes / 1024).toFixed(0)} KiB posted); last run: ${Object.entries(parts).map(([k, v]) => `${k} ${v.toFixed(0)} ms`).join(', ')}`);
     console.log(`  move to another step (detail built + serialised + validated): p50 ${res.moveP50Ms.toFixed(2)} ms, p90 ${res.moveP90Ms.toFixed(2)} ms (target ≤ 16 ms), max ${res.moveMaxMs.toFixed(1)} ms`);
     console.log(`  search over all steps: index built once in ${indexMs.toFixed(0)} ms; median ${res.searchMedianMs.toFixed(1)} ms, max ${res.searchMaxMs.toFixed(1)} ms of 9 queries (target ≤ 200 ms; ${(res.searchMedianMs / base).toFixed(2)}× the baseline)`);
-    return res;
+
+    // a 10 MB Inspect .eval: the whole import against unzip + decompress + JSON.parse (child processes, alternating, medians of 5)
+    const evalFile = path.join(dir, 'bench-10mb.eval');
+    const ev = await makeEval(evalFile, 10);
+    const evalMB = (await fsp.stat(evalFile)).size / 1e6;
+    const bl: number[] = []; const im: number[] = [];
+    for (let i = 0; i < 5; i++) { bl.push(await child('baseline-eval', evalFile)); im.push(await child('import', evalFile)); }
+    const importRatio = median(im) / median(bl);
+    console.log(`  a ${evalMB.toFixed(1)} MB Inspect .eval (${ev.events} events, ${(ev.jsonBytes / 1e6).toFixed(0)} MB of JSON): unzip + decompress + JSON.parse ${median(bl).toFixed(0)} ms, the whole import ${median(im).toFixed(0)} ms: ${importRatio.toFixed(2)}× (target ≤ 1.5×)`);
+    const out: Record<string, number> = { ...res, evalMB, evalBaselineMs: median(bl), evalImportMs: median(im), importRatio };
+
+    // in Chromium through code-server: first rows after the command, and the step move
+    if (process.env.BENCH_VIEWER_CHROMIUM !== '0') {
+      const log10 = path.join(dir, 'session-10mb', 'events.jsonl');
+      await fsp.mkdir(path.dirname(log10), { recursive: true });
+      await makeEvents(log10, 18_000);
+      const big = path.join(dir, 'session-55mb', 'events.jsonl');
+      await fsp.mkdir(path.dirname(big), { recursive: true });
+      await fsp.rename(file, big);
+      const rel = (p: string) => path.join(SHARED, p);
+      const named = async (src: string, name: string) => { const p = path.join(dir, name); await fsp.copyFile(src, p); return p; };
+      const files = [
+        { file: rel('inspect-eval/meridianlabs-ai__ts-mono/original/ais-decoder.eval'), label: 'Inspect ais-decoder.eval (48 KB, 88 steps)', moves: true },
+        { file: rel('inspect-eval/METR__inspect-action/2025-12-13T23-15-44+00-00_class-eval_XDtHXBaqEHGUBoFoinn2wS.eval'), label: 'Inspect class-eval (276 KB, 5 samples)' },
+        { file: rel('openhands-v0/OpenHands__OpenHands/output.jsonl'), label: 'OpenHands output.jsonl (690 KB, 3 instances)', moves: true },
+        { file: rel('swe-agent/SWE-agent__SWE-agent/swe-agent__test-repo-i1.traj'), label: 'SWE-agent test-repo-i1.traj (52 KB)', moves: true },
+        { file: evalFile, label: `a ${evalMB.toFixed(1)} MB Inspect .eval (one sample, ${ev.events} events)`, moves: true },
+        { file: await named(log10, 'session-10mb.jsonl'), label: `a ${((await fsp.stat(log10)).size / 1e6).toFixed(1)} MB session log (18,000 steps)` },
+        { file: await named(big, 'session-55mb.jsonl'), label: `a ${(size / 1e6).toFixed(0)} MB session log (100,000 steps, progressive)` },
+      ];
+      let c: ChromiumFigures | undefined;
+      try { c = await chromium(files); } catch (e) { console.log(`  Chromium: not measured (${e instanceof Error ? e.message : String(e)})`); }
+      if (c) {
+        console.log(`  in Chromium (code-server, headless), load average ${c.load} on ${os.cpus().length} CPUs:`);
+        for (const [k, v] of Object.entries(c.firstRowsMs)) console.log(`    first rows after "Open as Trajectory": ${k}: ${v.toFixed(0)} ms (target ≤ 1000 ms up to 10 MB)`);
+        for (const [k, v] of Object.entries(c.failed)) console.log(`    not measured: ${k}: ${v}`);
+        for (const [k, v] of Object.entries(c.moves)) console.log(`    step move (j → the frame after the next detail drawn), ${k}: p50 ${v.p50.toFixed(1)} ms, p90 ${v.p90.toFixed(1)} ms over ${v.n} moves (target p90 ≤ 16 ms); the webview's own: p50 ${v.own50.toFixed(1)}, p90 ${v.own90.toFixed(1)} ms`);
+        Object.entries(c.firstRowsMs).forEach(([k, v], i) => { out[`firstRowsChromium${i}Ms`] = v; void k; });
+        Object.values(c.moves).forEach((v, i) => { out[`moveChromium${i}P50Ms`] = v.p50; out[`moveChromium${i}P90Ms`] = v.p90; });
+      }
+    }
+    return out;
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
   }

@@ -134,7 +134,7 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   const proctored = proctoredBaselineCommand(store);
   context.subscriptions.push(proctored, notProctoredStatus(session.then((s) => s !== undefined)), ...register([proctored]));
   const briefSerializer = new BriefSerializer((id) => store.find(id), briefs);
-  const trajectoryViewer = activateTrajectoryViewer(context, register);
+  const trajectoryViewer = activateTrajectoryViewer(context, register, { findTask: (id) => store.find(id) });
   context.subscriptions.push(trajectoryViewer);
   // the repository at a step of a run (the viewer's "Repository at this step", "Show diff", "Compare with step…")
   context.subscriptions.push(activateRepoAtStep(register, { findTask: (id) => store.find(id) }));

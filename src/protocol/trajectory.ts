@@ -34,6 +34,18 @@ export const TrajRowSchema = z.object({
   exitCode: z.optional(z.nullable(z.number())),
   error: z.optional(z.boolean()),
   edits: z.optional(z.int()),
+  /** Not the agent's work (`setup`, `scoring`, `cleanup`, `harness`): shown in place of the phase. */
+  stage: z.optional(z.string()),
+  /** `task`, `system-prompt`, `demonstration`, `submission`. */
+  purpose: z.optional(z.string()),
+  /** Span depth (Inspect), for indentation. */
+  depth: z.optional(z.int()),
+  /** The spans that begin at this row in the view, outermost first (`solvers › generate`). */
+  spanStart: z.optional(z.array(z.string())),
+  /** The step holds the model's reasoning (a block of its own in the detail). */
+  reasoning: z.optional(z.boolean()),
+  /** Sandbox operations folded into this tool call. */
+  execs: z.optional(z.int()),
   /** Labels of the pins on this step (verdicts, monitor flags). */
   pins: z.optional(z.array(z.string())),
   /** Human judgements on this step (comments, tags, scores, invalid marks). */
@@ -45,6 +57,7 @@ export const TrajFilterSchema = z.object({
   kinds: z.optional(z.array(z.string())),
   actors: z.optional(z.array(z.string())),
   phases: z.optional(z.array(z.string())),
+  stages: z.optional(z.array(z.string())),
   tools: z.optional(z.array(z.string())),
   pinned: z.optional(z.boolean()),
 });
@@ -67,6 +80,48 @@ export const TrajJudgementSchema = z.object({
 });
 export type TrajJudgement = z.infer<typeof TrajJudgementSchema>;
 
+/** Tokens per kind (as the step model counts them) and cost, of a trajectory or a file. */
+export const TrajUsageSchema = z.object({
+  inputTokens: z.number(), outputTokens: z.number(), cacheReadTokens: z.number(), cacheWriteTokens: z.number(), reasoningTokens: z.number(),
+  /** The log's own total when it states one, else the steps' sum. */
+  totalTokens: z.number(),
+  /** The steps' sum (per-step counts), beside the log's own total. */
+  stepTokens: z.number(),
+  /** Where the total comes from (`sample model_usage`, `metrics.accumulated_token_usage`, `the steps`, …). */
+  from: z.string(),
+  calls: z.int(),
+  costUsd: z.nullable(z.number()),
+  costFrom: z.nullable(z.string()),
+  unpricedCalls: z.int(),
+  /** The steps carry per-call counts (SWE-agent's do not). */
+  perStep: z.boolean(),
+  /** `inputTokens` hold the cache too: the log counts the prompt only (SWE-agent `tokens_sent`). */
+  inputIncludesCache: z.optional(z.boolean()),
+});
+export type TrajUsage = z.infer<typeof TrajUsageSchema>;
+
+/** One sample (or instance) of the file, for the sample list. */
+export const TrajSampleSchema = z.object({
+  key: z.string(), id: z.string(), steps: z.int(), task: z.optional(z.string()),
+  epoch: z.optional(z.int()),
+  /** How it ended (`success`, `error`, `limit: …`, the source's exit status). */
+  status: z.optional(z.string()),
+  /** Its scores, short (`includes C · model_graded_qa I`). */
+  scores: z.optional(z.string()),
+  tokens: z.number(),
+  /** Working or total time, ms, when known. */
+  timeMs: z.optional(z.number()),
+  model: z.optional(z.string()),
+});
+export type TrajSample = z.infer<typeof TrajSampleSchema>;
+
+/** One score of the trajectory shown (Inspect scorers, OpenHands test_result, harness judge). */
+export const TrajScoreSchema = z.object({
+  name: z.string(), value: z.string(),
+  answer: z.optional(CutSchema), explanation: z.optional(CutSchema), metadata: z.optional(CutSchema),
+});
+export type TrajScore = z.infer<typeof TrajScoreSchema>;
+
 export const TrajHeaderSchema = z.object({
   file: z.string(),
   name: z.string(),
@@ -75,7 +130,20 @@ export const TrajHeaderSchema = z.object({
   key: z.string(),
   id: z.string(),
   task: z.optional(z.string()),
-  samples: z.array(z.object({ key: z.string(), id: z.string(), steps: z.int(), task: z.optional(z.string()) })),
+  /** The agent (solver, agent class), the model most calls used. */
+  agent: z.optional(z.string()),
+  model: z.optional(z.string()),
+  /** The task as the run was given it (Inspect input, OpenHands instruction, SWE-agent issue). */
+  taskText: z.optional(CutSchema),
+  /** The target, where the format has one (the viewer is a researcher's: the proctored window has no viewer). */
+  target: z.optional(CutSchema),
+  scores: z.array(TrajScoreSchema),
+  usage: TrajUsageSchema,
+  /** The whole file's own totals, when it states them (Inspect `stats.model_usage`) or it holds several trajectories. */
+  fileUsage: z.optional(z.object({ totalTokens: z.number(), costUsd: z.nullable(z.number()), from: z.string() })),
+  /** Widths of the timeline's columns, in characters (from the longest tool name and running total). */
+  columns: z.object({ tool: z.int(), total: z.int(), lane: z.int(), tok: z.int() }),
+  samples: z.array(TrajSampleSchema),
   /** The file is being written (it grew since it was opened): new steps appear. */
   live: z.boolean(),
   /** When the file last grew (ISO time), when live. */
@@ -89,10 +157,14 @@ export const TrajHeaderSchema = z.object({
     /** The first problems (file, trajectory), each with where it is. */
     items: z.array(z.object({ severity: z.string(), where: z.string(), message: z.string() })),
   }),
-  facets: z.object({ kinds: Counts, actors: Counts, phases: Counts, tools: Counts }),
+  facets: z.object({ kinds: Counts, actors: Counts, phases: Counts, stages: Counts, tools: Counts }),
   totals: z.object({ steps: z.int(), tokens: z.number(), costUsd: z.number(), timed: z.int() }),
-  /** What the host can do besides showing: pins (R's pinsFor), review (S's ReviewStore), repository commands (R's). */
-  can: z.object({ pins: z.boolean(), review: z.boolean(), repository: z.boolean() }),
+  /**
+   * What the host can do besides showing: pins (pinsFor: verdicts and flags on steps), review (the
+   * review store), the repository commands (repository at a step, its diff, compare), offered only
+   * when they can work here; `repositoryWhy` says why not.
+   */
+  can: z.object({ pins: z.boolean(), review: z.boolean(), repository: z.boolean(), repositoryWhy: z.optional(z.string()) }),
   pinned: z.int(),
 });
 export type TrajHeader = z.infer<typeof TrajHeaderSchema>;
@@ -102,13 +174,26 @@ export const TrajDetailSchema = z.object({
   kind: z.string(), actor: z.string(), phase: z.string(), phaseInferred: z.optional(z.boolean()),
   time: z.optional(z.object({ ms: z.number(), relMs: z.number(), durationMs: z.optional(z.number()) })),
   text: z.optional(CutSchema),
-  /** `display`: tool, command and the arguments (pretty JSON) one per line, as shown; the action's matches are offsets into it. */
+  /** The model's reasoning, apart from the reply (collapsed by default). */
+  reasoning: z.optional(z.object({ text: z.optional(CutSchema), summary: z.optional(CutSchema), redacted: z.optional(z.boolean()) })),
+  stage: z.optional(z.string()),
+  purpose: z.optional(z.string()),
+  /** The spans the step ran in, outermost first, with their Inspect types. */
+  spans: z.optional(z.array(z.object({ name: z.string(), type: z.optional(z.string()) }))),
+  /** The tool calls a model step made, each a row of its own (`step`: that row, when found). */
+  calls: z.optional(z.array(z.object({ tool: z.string(), step: z.optional(z.int()) }))),
+  /** Sandbox operations folded into this tool call. */
+  execs: z.optional(z.array(z.object({ action: z.string(), command: z.optional(z.string()), file: z.optional(z.string()), exitCode: z.optional(z.nullable(z.number())), durationMs: z.optional(z.number()), output: z.optional(CutSchema) }))),
+  /** `display`: the tool, `$ command`, then the arguments one per line (`key: value`, strings as text, multi-line strings as blocks, other values as pretty JSON), as shown; the action's matches are offsets into it. */
   action: z.optional(z.object({ tool: z.string(), command: z.optional(z.string()), arguments: z.optional(CutSchema), callId: z.optional(z.string()), display: CutSchema })),
   observation: z.optional(z.object({ text: CutSchema, exitCode: z.optional(z.nullable(z.number())), error: z.optional(z.boolean()) })),
   edits: z.array(z.object({ path: z.string(), op: z.optional(z.string()), diff: CutSchema, made: z.boolean() })),
   model: z.optional(z.object({
     model: z.optional(z.string()), inputTokens: z.optional(z.number()), outputTokens: z.optional(z.number()),
-    cacheReadTokens: z.optional(z.number()), cacheWriteTokens: z.optional(z.number()), costUsd: z.optional(z.number()),
+    cacheReadTokens: z.optional(z.number()), cacheWriteTokens: z.optional(z.number()), reasoningTokens: z.optional(z.number()),
+    totalTokens: z.optional(z.number()), costUsd: z.optional(z.number()),
+    /** `source` (the log's), `table` (the price table), or `unpriced`. */
+    costFrom: z.optional(z.string()),
   })),
   totalTokens: z.number(), totalCostUsd: z.number(),
   errors: z.optional(z.array(z.string())),
@@ -126,7 +211,6 @@ export const TrajDetailSchema = z.object({
 });
 export type TrajDetail = z.infer<typeof TrajDetailSchema>;
 
-/** The commands the detail pane's buttons run on the host (R's and V's). */
 /** Commands a step's detail can ask of the host; `acceptVerdict` / `flipVerdict` (a pin's judge item, `item`): a curator's review of the verdict (docs/review.md). */
 export const TRAJ_COMMANDS = ['openRepositoryAtStep', 'compareSteps', 'showStepDiff', 'revealItem', 'acceptVerdict', 'flipVerdict', 'copyRef', 'copyLink', 'goToStep'] as const;
 export const REVIEW_KINDS = ['comment', 'tag', 'score', 'invalid'] as const;

@@ -18,7 +18,8 @@ export interface PaperRepo {
 export async function paperRepo(dir: string, from?: string): Promise<PaperRepo> {
   await fsp.mkdir(dir, { recursive: true });
   if (from) await fsp.cp(from, dir, { recursive: true });
-  await git(['init', '-q', '-b', 'main'], { cwd: dir });
+  await git(['init', '-q', '-b', 'main'], { repo: 'none', cwd: dir });
+  const repo = { checkout: dir };
   let n = 0;
   return {
     dir,
@@ -31,9 +32,9 @@ export async function paperRepo(dir: string, from?: string): Promise<PaperRepo> 
           await fsp.writeFile(p, body);
         }
       }
-      await git(['add', '-A'], { cwd: dir });
-      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '--allow-empty', '-m', message ?? `commit ${++n}`], { cwd: dir });
-      return (await git(['rev-parse', 'HEAD'], { cwd: dir })).text.trim();
+      await git(['add', '-A'], { repo });
+      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '--allow-empty', '-m', message ?? `commit ${++n}`], { repo });
+      return (await git(['rev-parse', 'HEAD'], { repo })).text.trim();
     },
   };
 }

@@ -87,7 +87,7 @@ describe('feasibility: can this task run here (real git, real Docker)', function
     const f = await checkFeasibility({ task, source: src, cacheDir: cache });
     assert.equal(f.from, 'probe');
     assert.equal(f.verdict, 'cannot-run');
-    assert.equal(f.commit, (await git(['rev-parse', 'HEAD'], { cwd: src })).text.trim());
+    assert.equal(f.commit, (await git(['rev-parse', 'HEAD'], { repo: { checkout: src } })).text.trim());
     const numpy = need(f, 'package', 'numpy');
     assert.equal(numpy?.have, true);
     assert.match(numpy!.detail, /^imports as numpy \d+\.\d+/);

@@ -15,12 +15,12 @@ describe('ground truth at the pin (a git repository built here)', function () {
     dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-gt-'));
     const repo = path.join(dir, 'repo');
     await fsp.mkdir(path.join(repo, 'src'), { recursive: true });
-    await git(['init', '-q', '-b', 'main'], { cwd: repo });
+    await git(['init', '-q', '-b', 'main'], { repo: 'none', cwd: repo });
     const commit = async (files: Record<string, string>) => {
       for (const [f, body] of Object.entries(files)) await fsp.writeFile(path.join(repo, f), body);
-      await git(['add', '-A'], { cwd: repo });
-      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', 'c'], { cwd: repo });
-      return (await git(['rev-parse', 'HEAD'], { cwd: repo })).text.trim();
+      await git(['add', '-A'], { repo: { checkout: repo } });
+      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', 'c'], { repo: { checkout: repo } });
+      return (await git(['rev-parse', 'HEAD'], { repo: { checkout: repo } })).text.trim();
     };
     const pinned = await commit({ 'train.py': 'a\nb\nc\n', 'src/utils.py': 'u1\nu2\nu3\n', 'README.md': 'We get 93.1%.\n' });
     await commit({ 'train.py': 'changed later\n' });
@@ -36,7 +36,7 @@ describe('ground truth at the pin (a git repository built here)', function () {
     assert.ok(task);
     const g = await readGroundTruth(task, { source: repo, commit: pinned, cacheDir: path.join(dir, 'cache') });
     assert.equal(g.commit, pinned);
-    const blob = async (p: string) => (await git(['rev-parse', `${pinned}:${p}`], { cwd: repo })).text.trim();
+    const blob = async (p: string) => (await git(['rev-parse', `${pinned}:${p}`], { repo: { checkout: repo } })).text.trim();
     assert.deepEqual(g.masked.map((m) => [m.path, m.blob]).sort(), [['README.md', await blob('README.md')], ['train.py', await blob('train.py')]]);
     assert.deepEqual(g.requirements.map((r) => r.refs.map((x) => [x.status, x.file ?? null, x.startLine, x.endLine])), [
       [['exact', 'train.py', 1, 2]], [['resolved', 'src/utils.py', 3, 3]], [['missing', null, null, null]],

@@ -193,16 +193,16 @@ describe('curate lint: repository rules (git repositories built here)', function
   async function repo(name: string, commits: Array<Record<string, string>>): Promise<{ path: string; shas: string[] }> {
     const p = path.join(dir, name);
     await fsp.mkdir(p);
-    await git(['init', '-q', '-b', 'main'], { cwd: p });
+    await git(['init', '-q', '-b', 'main'], { repo: 'none', cwd: p });
     const shas: string[] = [];
     for (const files of commits) {
       for (const [f, body] of Object.entries(files)) {
         await fsp.mkdir(path.dirname(path.join(p, f)), { recursive: true });
         await fsp.writeFile(path.join(p, f), body);
       }
-      await git(['add', '-A'], { cwd: p });
-      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', 'c'], { cwd: p });
-      shas.push((await git(['rev-parse', 'HEAD'], { cwd: p })).text.trim());
+      await git(['add', '-A'], { repo: { checkout: p } });
+      await git(['-c', 'user.name=t', '-c', 'user.email=t@localhost', 'commit', '-q', '-m', 'c'], { repo: { checkout: p } });
+      shas.push((await git(['rev-parse', 'HEAD'], { repo: { checkout: p } })).text.trim());
     }
     return { path: p, shas };
   }

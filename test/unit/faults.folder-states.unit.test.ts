@@ -46,6 +46,37 @@ describe('faults: session-folder states (inspectSessionFolder, prepare\'s claim)
     assert.deepEqual([r.state, r.manifest, r.work, r.taskId], ['prepared', 'complete', [], task.id]);
   });
 
+  it('a workspace .git replaced by a link to a host folder: the folder check reads nothing where it leads', async () => {
+    const l = await prepared();
+    const elsewhere = path.join(fx.root, `elsewhere-${n}`);
+    await fsp.mkdir(path.join(elsewhere, 'refs', 'heads'), { recursive: true });
+    await fsp.writeFile(path.join(elsewhere, 'refs', 'heads', 'host-secret-name'), 'x\n');
+    await fsp.writeFile(path.join(elsewhere, 'packed-refs'), `${'a'.repeat(40)} refs/tags/host-secret-tag\n`);
+    await fsp.rm(path.join(l.workspace, '.git'), { recursive: true });
+    await fsp.symlink(elsewhere, path.join(l.workspace, '.git'));
+    const r = await inspectSessionFolder(l.root);
+    assert.doesNotMatch(JSON.stringify(r), /host-secret/);
+  });
+
+  it('a new folder holding only a host claim (baseline serve\'s serve.json, taken before it prepares) is empty: prepare goes on and keeps the claim', async () => {
+    const dir = path.join(fx.root, 'sessions', 'claimed');
+    const l = new SessionLayout(dir);
+    await fsp.mkdir(l.private, { recursive: true });
+    await fsp.writeFile(path.join(l.private, 'serve.json'), JSON.stringify({ pid: process.pid }));
+    assert.equal((await inspectSessionFolder(dir)).state, 'empty');
+    await prepareSession({ task, source: fx.repo, outDir: dir, cacheDir });
+    const r = await inspectSessionFolder(dir);
+    assert.deepEqual([r.state, r.work], ['prepared', []]);
+    assert.ok(await fsp.stat(path.join(l.private, 'serve.json')).then(() => true), 'the claim is still there');
+    // Anything else beside it is still work.
+    const other = path.join(fx.root, 'sessions', 'claimed-and-more');
+    await fsp.mkdir(path.join(other, 'private'), { recursive: true });
+    await fsp.writeFile(path.join(other, 'private', 'serve.json'), '{}');
+    await fsp.writeFile(path.join(other, 'private', 'mine.txt'), 'mine');
+    const w = await inspectSessionFolder(other);
+    assert.deepEqual([w.state, w.work], ['worked', ['private/mine.txt']]);
+  });
+
   const kinds: Array<[string, (l: SessionLayout) => Promise<void>, RegExp, 'worked' | 'submitted']> = [
     ['a changed file', (l) => fsp.appendFile(path.join(l.workspace, tracked(l)), '# mine\n'), /workspace\/.+/, 'worked'],
     ['an untracked file', (l) => fsp.writeFile(path.join(l.workspace, 'notes.md'), 'mine'), /workspace\/notes\.md/, 'worked'],
@@ -86,7 +117,7 @@ describe('faults: session-folder states (inspectSessionFolder, prepare\'s claim)
     await assert.rejects(assertPreparationFinished(l.root, 'submit'), (e: Error) => isExpBenchError(e, 'SESSION_INVALID') && /Prepare the task into a new folder/.test(e.message) && !/prepare the session again/.test(e.message));
     await prepareSession({ task, source: fx.repo, outDir: l.root, cacheDir });
     assert.equal((await inspectSessionFolder(l.root)).state, 'prepared');
-    assert.deepEqual((await fsp.readdir(l.private)).sort(), ['manifest.json']);
+    assert.deepEqual((await fsp.readdir(l.private)).sort(), ['manifest.json', 'repo.git']);
 
     // Killed before its draft landed: an initialised repository, nothing in it.
     const bare = new SessionLayout(path.join(fx.root, 'sessions', `bare${++n}`));

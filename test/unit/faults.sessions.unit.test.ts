@@ -35,8 +35,12 @@ const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(O
 const LIMIT_MS = Number(process.env.EXPBENCH_FAULTS_LIMIT_MS ?? 15_000);
 const KILLS = 8;
 
-/** Entries of a session folder that are no one's work: the owner token (rewritten by every opener), temp files. */
-const notWork = (rel: string) => rel !== 'private/owner.json' && !isLeftover(rel);
+/**
+ * Entries of a session folder that are no one's work: the owner token (rewritten by every opener),
+ * temp files, the host repository (its index is the host's stat cache of the workspace, its
+ * objects only grow; what the solver wrote is the workspace, checked file by file), the submit lock.
+ */
+const notWork = (rel: string) => rel !== 'private/owner.json' && rel !== 'private/submit.lock' && rel !== 'private/repo.git' && !rel.startsWith('private/repo.git/') && !isLeftover(rel);
 /** What a successful submit legitimately rewrites. */
 const SUBMIT_WRITES = ['private/state.json', 'private/answers.json', 'private/design.json', 'private/harness', 'private/harness/answers.json',
   'private/harness/patch.diff', 'private/harness/reproduce_exp_bench.sh'];
@@ -187,6 +191,9 @@ describe('faults: session folders under kills, full disks, corrupted files and c
         if (!after || !notes!.every((x) => after.includes(x))) lost.push('private/state.json (notes gone)');
         const st = JSON.parse(fs.readFileSync(new SessionLayout(dir).state, 'utf8'));
         const unclear = st.submitted ? unclearOf(r, [dir]) : `not submitted after the second submit (exit ${r.code}): ${r.stderr.slice(0, 200)}`;
+        // Issue 33: a submission is recorded once, whenever the first process stopped (the second repairs a missing event).
+        const submittedEvents = fs.readFileSync(new SessionLayout(dir).events, 'utf8').split('\n').filter((l) => l.includes('"type":"submitted"')).length;
+        if (st.submitted && submittedEvents !== 1) lost.push(`private/events.jsonl (${submittedEvents} submitted events, one expected)`);
         seen.push(`${at}→${r.code}`);
         record(`submit killed at ${at} ms → next submit exit ${r.code}`, { lost, crash: (k.killed ? undefined : crashOf(k)) ?? crashOf(r), unclear, leftovers: leftovers(dir) });
       }

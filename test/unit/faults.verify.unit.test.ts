@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { isExpBenchError } from '../../src/core/errors';
 import { SessionLayout } from '../../src/core/layout';
+import { adoptWorkspace } from '../fixtures/hostRepo';
 import { collectOutcomes } from '../../src/core/interop/collect';
 import { createContainer, LABEL_OWNER, listProjectContainers, removeContainer } from '../../src/core/sandbox/containers';
 import { ownerToken } from '../../src/core/sandbox/processes';
@@ -46,6 +47,7 @@ function makeSession(o: { base?: Record<string, string>; solver: Record<string, 
   git(layout.workspace, 'init', '-q');
   git(layout.workspace, 'add', '-A');
   git(layout.workspace, 'commit', '-q', '-m', 'task start');
+  adoptWorkspace(root);
   write(o.solver);
   fs.mkdirSync(layout.private, { recursive: true });
   fs.writeFileSync(layout.answers, JSON.stringify({ design: 'd', conclusion: o.conclusion ?? 'the value is 7' }));

@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SessionLayout } from '../../src/core/layout';
+import { adoptWorkspace } from '../fixtures/hostRepo';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.org', ...args], { cwd, encoding: 'utf8' });
 
@@ -16,6 +17,7 @@ export async function makeSessionFolder(): Promise<SessionLayout> {
   git(layout.workspace, 'init', '-q', '-b', 'main');
   git(layout.workspace, 'add', '-A');
   git(layout.workspace, 'commit', '-q', '-m', 'task start');
+  adoptWorkspace(root);
   return layout;
 }
 

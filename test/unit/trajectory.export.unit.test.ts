@@ -116,10 +116,11 @@ describe('trajectory export: a session as an Inspect log, round trip through our
       assert.deepEqual(back.filter((s) => s.kind === 'tool').map((s) => s.action!.tool), mine.filter((s) => s.kind === 'tool').map((s) => s.action!.tool));
       assert.ok(t.steps.every((s) => s.phaseInferred === false), 'phases are exact');
       assert.deepEqual([...new Set(t.steps.map((s) => s.phase))], ['design', 'implementation', 'execution', 'conclusion']);
-      // the model calls: the tool they asked for first, their tokens and model
+      // the model calls: the tool they asked for first (named on the model step, the call itself a row of its own: one row per tool call), their tokens and model
       const calls = events.filter((e): e is Extract<SessionEvent, { type: 'agent.model_call' }> => e.type === 'agent.model_call');
       const models = back.filter((s) => s.kind === 'model');
-      assert.deepEqual(models.map((s) => s.action?.tool), calls.map((c) => c.toolCalls?.[0]));
+      assert.deepEqual(models.map((s) => s.action?.tool ?? (s.extra?.calls as Array<{ tool: string }> | undefined)?.[0]?.tool), calls.map((c) => c.toolCalls?.[0]));
+      assert.equal(models.filter((s) => s.action).length, 0, 'every call the model made has a tool event: none is repeated on the model step');
       assert.deepEqual(models.map((s) => [s.model?.model, s.model?.inputTokens, s.model?.outputTokens]), calls.map((c) => [c.model, c.inputTokens, c.outputTokens]));
       assert.equal(models.reduce((n, s) => n + (s.model?.inputTokens ?? 0) + (s.model?.outputTokens ?? 0), 0), calls.reduce((n, c) => n + c.inputTokens + c.outputTokens, 0));
       assert.equal(models[0].text, calls[0].text);

@@ -202,10 +202,16 @@ describe('trajectory import: formats not in the shared data, secrets, bad input'
     ] }));
     const { ts, r } = await load(swe0, hist, pairs, atif, mini);
     assert.deepEqual(r.files.map((f) => f.format), ['swe-agent', 'swe-agent', 'openhands-v0', 'atif', 'mini-swe-agent']);
-    assert.deepEqual(ts.map((t) => t.steps.length), [2, 4, 2, 2, 3]);
-    assert.deepEqual(ts[0].steps[0].extra?.state, { open_file: 'src/a.py', working_dir: '/repo' });
+    // swe0: the system prompt from `history`, two actions, the submission; mini: system, task, one action, the submission
+    assert.deepEqual(ts.map((t) => t.steps.length), [4, 4, 2, 2, 4]);
+    assert.equal(ts[0].steps[0].purpose, 'system-prompt');
+    assert.deepEqual(ts[0].steps[1].extra?.state, { open_file: 'src/a.py', working_dir: '/repo' });
     assert.equal(ts[0].patch, 'diff --git a/src/a.py b/src/a.py\n');
-    assert.equal(ts[0].steps[1].phase, 'execution');
+    assert.equal(ts[0].steps[2].phase, 'execution');
+    assert.deepEqual([ts[0].steps[3].purpose, ts[0].steps[3].kind, ts[0].steps[3].source.pointer], ['submission', 'edit', '/info/submission']);
+    assert.deepEqual(ts[1].steps.map((s) => s.purpose ?? null), ['system-prompt', 'task', null, null]);
+    assert.equal(ts[4].steps[1].purpose, 'task');
+    assert.equal(ts[4].steps[3].purpose, 'submission');
     assert.deepEqual(ts[1].steps.map((s) => s.observation?.text ?? null), [null, null, 'a.py', 'submitted']);
     assert.equal(ts[2].steps[0].observation?.exitCode, 0);
     assert.deepEqual(ts[2].steps[1].edits, [{ path: 'b.py', op: 'write', after: 'print(1)' }]);
@@ -272,7 +278,8 @@ describe('trajectory import: formats not in the shared data, secrets, bad input'
     const f = await write('big-log.json', text);
     const { ts, r } = await load(f);
     assert.deepEqual(r.files.map((x) => [x.format, x.unreadable, x.trajectories]), [['inspect-json', false, n]]);
-    assert.deepEqual([ts[0].id, ts[n - 1].id, ts[0].task, ts[0].steps.length], ['s0', `s${n - 1}`, 'browser', 21]);
+    // 11 steps: the browser sample's 10 sandbox calls are folded into its 4 tool calls (counted in trajectory.shared.unit.test.ts)
+    assert.deepEqual([ts[0].id, ts[n - 1].id, ts[0].task, ts[0].steps.length], ['s0', `s${n - 1}`, 'browser', 11]);
     assert.equal(ts[n - 1].steps[0].source.pointer, `/samples/${n - 1}/events/${ts[n - 1].steps[0].source.pointer!.split('/')[4]}`);
     const cut = await write('big-log-cut.json', text.slice(0, Math.floor(text.length * 0.5)));
     const c = await load(cut);

@@ -16,42 +16,51 @@ const CLI = path.join(repoRoot, 'out', 'src', 'cli', 'main.js');
  *
  * - Inspect (`.eval`, `.json`): counted by a separate Python script (zipfile + json; the zstd entry
  *   of ais-decoder decompressed by the zstd tool) that applies docs/steps.md's rule: one step per
- *   event except the structural kinds (span_begin, span_end, step, state, store, checkpoint), plus
- *   one message step per system/user message of a model event's input (inline or through
- *   `input_refs` into `message_pool` / `events_data.messages`) whose id was not in sample_init's
- *   state or an earlier input/output. Its output: ClassEval_0..4 → 5 each (18 events: 12 span,
- *   2 state, sample_init, model, sandbox, score, + the system prompt of the model input);
- *   log_message_deduplication 0 → 18 (6 model + 5 tool + 5 sandbox + score + sample_init; both
- *   pool messages of role user/system were already in sample_init); ais-decoder 1 → 88 (126 events
- *   − 43 structural = 83, + 5 new input messages); browser → 21; no-samples → 0 trajectories.
+ *   event except the structural kinds (span_begin, span_end, step, state, store, checkpoint) and
+ *   the sandbox events that ran inside a tool call's span (folded into that call: a span of type
+ *   `tool` whose tool event runs in it, or whose tool event of the same function runs in the tool
+ *   span's parent), plus one message step per system/user message of a model event's input (inline
+ *   or through `input_refs` into `message_pool` / `events_data.messages`) whose id was not in
+ *   sample_init's state or an earlier input/output. Its output: ClassEval_0..4 → 5 each (18 events:
+ *   12 span, 2 state, sample_init, model, sandbox (the scorer's, in no tool span), score, + the
+ *   system prompt of the model input); log_message_deduplication 0 → 13 (6 model + 5 tool +
+ *   score + sample_init; the 5 sandbox calls are the 5 tool calls'); ais-decoder 1 → 88 (its 62
+ *   sandbox calls run in the agent's own spans, none in a tool span); browser → 11 (its 10 sandbox
+ *   calls belong to its 4 tool calls); no-samples → 0 trajectories.
  * - OpenHands V0 (the same script): actions + observations that have no `cause` among earlier
  *   actions, `null` observations without a cause left out: basic_gui_mode 11 (7 actions + 4
- *   agent_state_changed); output.jsonl instances 26, 37, 53.
+ *   agent_state_changed); output.jsonl instances 26, 37, 53, each + 1 for its final patch
+ *   (`test_result.git_patch`, a step of its own) → 27, 38, 54.
  * - OpenHands V1 by hand from the README's census: events.jsonl 10 lines = 1 execution_status
- *   update (a step) + 4 stats updates (none) + 2 ActionEvents (steps) + 3 ObservationEvents, of
- *   which 2 pair with an action and 1 (tool_call_id …9051d3d1) has none and is its own step → 4;
- *   output.jsonl: 2 instances × (9 ActionEvents, each with its ObservationEvent) → 9 and 9.
- * - SWE-agent: one step per `trajectory` entry (README: 5 steps each).
+ *   update (a step) + 4 stats updates + 2 ActionEvents (steps) + 3 ObservationEvents, of which 2
+ *   pair with an action and 1 (tool_call_id …9051d3d1) has none and is its own step → 4; of the
+ *   4 stats updates, 2 are followed by an action of a new response before the next update (their
+ *   tokens are that action's) and 2 are not (a model row each) → 6. output.jsonl: 2 instances ×
+ *   (9 ActionEvents, each with its ObservationEvent) + the `instruction` (no user message in the
+ *   history holds it) → 10 and 10.
+ * - SWE-agent: one step per `trajectory` entry (README: 5 each), + the `history` messages before
+ *   the first action (6e44b9: system + the issue = 2; test-repo-i1: system + a demonstration + the
+ *   issue = 3), + the final patch (`info.submission`) → 8 and 9.
  * - mini-swe-agent: system + task message, then one step per assistant message absorbing the
- *   user message after it: 2 + 17 = 19 (36 messages) and 2 + 49 = 51 (100 messages).
- * - ATIF: one step per ATIF step: 6.
+ *   user message after it, + the final patch: 2 + 17 + 1 = 20 (36 messages) and 2 + 49 + 1 = 52.
+ * - ATIF: one step per ATIF step (one tool call each): 6.
  * - EXP-Bench harness: one record per task index (4); steps = design + one per file in the patch
  *   (`diff -urN` headers: 1, 1, 1, 2) + conclusion + judge → 4, 4, 4, 5.
  */
 const EXPECTED: Array<{ file: string; steps: number[] }> = [
   { file: 'inspect-eval/METR__inspect-action/2025-12-13T23-15-44+00-00_class-eval_XDtHXBaqEHGUBoFoinn2wS.eval', steps: [5, 5, 5, 5, 5] },
-  { file: 'inspect-eval/UKGovernmentBEIS__inspect_ai/log_message_deduplication.eval', steps: [18] },
+  { file: 'inspect-eval/UKGovernmentBEIS__inspect_ai/log_message_deduplication.eval', steps: [13] },
   { file: 'inspect-eval/meridianlabs-ai__ts-mono/original/ais-decoder.eval', steps: [88] },
-  { file: 'inspect-json/UKGovernmentBEIS__inspect_ai/2025-05-12T20-27-36-04-00_browser.json', steps: [21] },
+  { file: 'inspect-json/UKGovernmentBEIS__inspect_ai/2025-05-12T20-27-36-04-00_browser.json', steps: [11] },
   { file: 'inspect-json/UKGovernmentBEIS__inspect_ai/2025-05-12T20-28-13-04-00_no-samples.json', steps: [] },
   { file: 'openhands-v0/OpenHands__OpenHands/basic_gui_mode.json', steps: [11] },
-  { file: 'openhands-v0/OpenHands__OpenHands/output.jsonl', steps: [26, 37, 53] },
-  { file: 'openhands-v1/OpenHands__software-agent-sdk/events.jsonl', steps: [4] },
-  { file: 'openhands-v1/OpenHands__benchmarks/output.jsonl', steps: [9, 9] },
-  { file: 'swe-agent/SWE-agent__SWE-agent/6e44b9__sweagenttestrepo-1c2844.traj', steps: [5] },
-  { file: 'swe-agent/SWE-agent__SWE-agent/swe-agent__test-repo-i1.traj', steps: [5] },
-  { file: 'mini-swe-agent/gruckion__mini-swe-agent/django__django-16255.traj.json', steps: [19] },
-  { file: 'mini-swe-agent/gruckion__mini-swe-agent/sympy__sympy-20154.traj.json', steps: [51] },
+  { file: 'openhands-v0/OpenHands__OpenHands/output.jsonl', steps: [27, 38, 54] },
+  { file: 'openhands-v1/OpenHands__software-agent-sdk/events.jsonl', steps: [6] },
+  { file: 'openhands-v1/OpenHands__benchmarks/output.jsonl', steps: [10, 10] },
+  { file: 'swe-agent/SWE-agent__SWE-agent/6e44b9__sweagenttestrepo-1c2844.traj', steps: [8] },
+  { file: 'swe-agent/SWE-agent__SWE-agent/swe-agent__test-repo-i1.traj', steps: [9] },
+  { file: 'mini-swe-agent/gruckion__mini-swe-agent/django__django-16255.traj.json', steps: [20] },
+  { file: 'mini-swe-agent/gruckion__mini-swe-agent/sympy__sympy-20154.traj.json', steps: [52] },
   { file: 'atif/meridianlabs-ai__inspect_scout/openhands_hello-world.trajectory.json', steps: [6] },
 ];
 
@@ -123,17 +132,17 @@ describe('trajectory import: the real files of ../shared/data/trajectories', fun
     assert.equal(ts[3].steps.filter((s) => s.kind === 'edit').map((s) => s.edits![0].path).join(','), 'control_experiment_1195150d-af6c-4dd0-9d8f-233d2a1d5d92_control_group_partition_1.sh,train.py');
   });
 
-  it('each EXP-Bench harness file read alone: a partial record (gen: design + conclusion; patch: one edit per file; judge: its verdict; config: no step), the run config none', async () => {
+  it('each EXP-Bench harness file read alone: the whole record, its other files read from beside it (design + one edit per file + conclusion + verdict), the run config none', async () => {
     const dir = path.join(DATA, 'exp-bench/Just-Curieous__Curie');
-    // steps per file, by hand: gen.json has `design` and `conclusion` (2); the patches have 1, 1, 1, 2 `diff -urN` headers; a judge file is one verdict
-    const expect: Record<string, number> = { 'gen.json': 2, 'judge.json': 1, 'gen_config_config.json': 0 };
+    // steps per record, by hand: gen.json has `design` and `conclusion` (2); the patches have 1, 1, 1, 2 `diff -urN` headers; the judge file is one verdict
     const patches = [1, 1, 1, 2];
     for (let i = 0; i < 4; i++) {
       for (const suffix of ['gen.json', 'gen.patch', 'judge.json', 'gen_config_config.json']) {
         const f = path.join(dir, 'azure-gpt-4o', `93022_task_index_${i}_iter_1_duration_0.67_eval_${suffix}`);
         const { ts, r } = await collect([f]);
-        assert.deepEqual(r.files.map((x) => [x.format, x.unreadable]), [['exp-bench-harness', false]], f);
-        assert.deepEqual(ts.map((t) => [t.id, t.steps.length]), [[`93022/${i}`, suffix === 'gen.patch' ? patches[i] : expect[suffix]]], f);
+        assert.deepEqual(r.files.map((x) => [x.file, x.format, x.unreadable]), [[f, 'exp-bench-harness', false]], f);
+        assert.deepEqual(ts.map((t) => [t.id, t.task, t.steps.length, t.files?.length]), [[`93022/${i}`, `neurips2024/93022/${i}`, 2 + patches[i] + 1, 4]], f);
+        assert.ok(ts[0].problems.some((p) => /read with the record's files beside it/.test(p.message)), f);
       }
     }
     const { ts, r } = await collect([path.join(dir, 'configs/main_93022_judge_config.json')]);

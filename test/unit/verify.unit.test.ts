@@ -15,6 +15,7 @@ import { isExpBenchError } from '../../src/core/errors';
 import { createContainer, listProjectContainers, removeContainer } from '../../src/core/sandbox/containers';
 import { engineAddress } from '../../src/core/sandbox/connection';
 import { SessionLayout } from '../../src/core/layout';
+import { adoptWorkspace } from '../fixtures/hostRepo';
 import { collectOrReattach, latestRecordPath, readRecord, runVerification, saveRecord, VerificationRecord } from '../../src/core/verify';
 import { cutMarker } from '../../src/core/verify/logs';
 import { assertNoContainers, inCI, requireDocker } from '../harness/docker';
@@ -49,6 +50,7 @@ function makeSession(spec: SessionSpec): string {
   git('init', '-q');
   git('add', '-A');
   git('commit', '-q', '-m', 'task start');
+  adoptWorkspace(root);
   writeFiles(layout.workspace, spec.solver ?? {});
   if (spec.conclusion !== undefined) writeFiles(layout.private, { 'answers.json': JSON.stringify({ design: 'd', conclusion: spec.conclusion }) });
   return root;
@@ -311,12 +313,13 @@ describe('verify (real Docker)', function () {
     assert.equal(r.E_clean, false);
   });
 
-  it('a clean tree that cannot be built (a blob missing from the workspace): an error record naming the object, the container removed', async () => {
-    // The tree is built while the container starts: `read-tree HEAD` (trees only) passes, the checkout then fails.
-    const root = makeSession({ base: { 'data.txt': 'task data\n' }, solver: script('echo "result 0.93"') });
-    const ws = new SessionLayout(root).workspace;
-    const blob = execFileSync('git', ['rev-parse', 'HEAD:data.txt'], { cwd: ws, encoding: 'utf8' }).trim();
-    fs.rmSync(path.join(ws, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+  it('a clean tree that cannot be built (a blob missing from the host repository): an error record naming the object, the container removed', async () => {
+    // The tree is built while the container starts: the solver's tree is taken (data.txt changed:
+    // its task start blob is not needed), the checkout of task start then fails.
+    const root = makeSession({ base: { 'data.txt': 'task data\n' }, solver: { ...script('echo "result 0.93"'), 'data.txt': 'the solver\'s data\n' } });
+    const repo = new SessionLayout(root).repository;
+    const blob = execFileSync('git', ['--git-dir', repo, 'rev-parse', 'refs/expbench/task-start:data.txt'], { encoding: 'utf8' }).trim();
+    fs.rmSync(path.join(repo, 'objects', blob.slice(0, 2), blob.slice(2)));
     let started = false;
     await assert.rejects(runVerification(root, { limits: { timeoutMs: 60_000 }, onStarted: () => { started = true; } }),
       (e) => (isExpBenchError(e, 'SOURCE_UNAVAILABLE') || isExpBenchError(e, 'GIT_FAILED')) && (e as Error).message.includes(blob));

@@ -9,6 +9,7 @@ import { emptyTrajectory, type Trajectory } from '../../src/core/trajectory/type
 import { RepoAtStep, filesOfDiff } from '../../src/core/viewer/repoAtStep';
 import { commandWritesFiles, stepChanges } from '../../src/core/viewer/stepEdits';
 import { commit, initRepo, sh, tmpDir } from '../fixtures/repos/build';
+import { adoptWorkspace } from '../fixtures/hostRepo';
 
 const A0 = 'def f(x):\n    return x + 1\n\n\nprint(f(1))\n';
 const A1 = 'def f(x):\n    return x + 2\n\n\nprint(f(1))\n';
@@ -70,6 +71,7 @@ describe('viewer: the repository at step N (real git apply, cached trees)', func
     ws = path.join(tmp, 'workspace');
     await initRepo(ws);
     await commit(ws, 'task start', { 'src/a.py': A0, 'README.md': README, 'lib/b.txt': B, 'my file.txt': SPACED });
+    adoptWorkspace(tmp);
     headBefore = await sh(ws, 'rev-parse', 'HEAD');
   });
   after(async () => { await fsp.rm(tmp, { recursive: true, force: true }); });

@@ -54,9 +54,12 @@ describe('viewer timeline on the shared trajectories', function () {
       t.steps.forEach((s, i) => {
         const r = tl.row(i)!;
         assert.deepEqual([r.step, r.kind, r.actor, r.phase, r.tool], [i, s.kind, s.actor, s.phase, s.action?.tool]);
-        const n = (s.model?.inputTokens ?? 0) + (s.model?.outputTokens ?? 0);
+        // a call's tokens as its source counts them: its own total, else input + output + cache read + cache write
+        const m = s.model;
+        const kinds = [m?.inputTokens, m?.outputTokens, m?.cacheReadTokens, m?.cacheWriteTokens];
+        const n = m?.totalTokens ?? kinds.reduce<number>((a, x) => a + (x ?? 0), 0);
         tok += n; usd += s.model?.costUsd ?? 0;
-        if (s.model?.inputTokens !== undefined || s.model?.outputTokens !== undefined) { withTokens++; assert.equal(r.tokens, n); } else assert.equal(r.tokens, undefined);
+        if (m?.totalTokens !== undefined || kinds.some((x) => x !== undefined)) { withTokens++; assert.equal(r.tokens, n); } else assert.equal(r.tokens, undefined);
         assert.equal(r.totalTokens, tok);
         assert.ok(Math.abs(r.totalCostUsd - usd) < 1e-12);
         assert.ok(r.text.length <= 160, `row text of ${t.id}#${i} is ${r.text.length} characters`);
@@ -165,6 +168,9 @@ describe('viewer timeline on the shared trajectories', function () {
       });
     }
     assert.ok(calls > 0, 'no model step with only a tool call in the shared trajectories');
+    // a model step whose calls are rows of their own (Inspect tool events) names them
+    const folded = { index: 0, kind: 'model' as const, actor: 'agent' as const, phase: 'design' as const, text: '', source: { file: 'x' }, extra: { calls: [{ id: 'c1', tool: 'bash' }, { id: 'c2', tool: 'python' }] } };
+    assert.equal(new Timeline({ ...all.inspect[0], steps: [folded] }).row(0)!.text, '→ bash, python');
     assert.equal(readableJson('{"level":"info","data":{"n":2},"msg":"started"}'), 'level: info · data: {"n":2} · msg: started');
     assert.equal(readableJson('not json {'), '');
     assert.equal(readableJson('[1,2]'), '');
@@ -179,9 +185,10 @@ describe('viewer timeline on the shared trajectories', function () {
         if (!steps.length) { assert.deepEqual(bands, []); continue; }
         assert.equal(bands[0].from, 0);
         assert.equal(bands[bands.length - 1].to, steps.length - 1);
+        // a band is one phase of the agent's, or one stage of the harness's work (never both)
         bands.forEach((b, k) => {
-          if (k) { assert.equal(b.from, bands[k - 1].to + 1); assert.notEqual(b.phase, bands[k - 1].phase); }
-          for (let p = b.from; p <= b.to; p++) assert.equal(t.steps[steps[p]].phase, b.phase);
+          if (k) { assert.equal(b.from, bands[k - 1].to + 1); assert.ok(b.phase !== bands[k - 1].phase || !!b.stage !== !!bands[k - 1].stage); }
+          for (let p = b.from; p <= b.to; p++) { const st = t.steps[steps[p]]; assert.equal(st.stage ?? st.phase, b.phase); assert.equal(!!st.stage, !!b.stage); }
         });
       }
     }

@@ -100,7 +100,9 @@ describe('workspace: makePatch and the round trip through git apply', function (
     expect('docs/renamed file.txt', 'renamed', false, 'docs/file with spaces.txt');
     expect('src/naïve model 2.py', 'renamed', false, 'src/naïve model.py');
     expect('assets/moved.bin', 'renamed', true, 'assets/move.bin');
-    assert.equal(p.files.length, 11, p.files.map((f) => f.path).join(', '));
+    // A nested repository's files are plain content of the patch (its own .git is not; git never ran in it).
+    expect('nested/repo/file.txt', 'added');
+    assert.equal(p.files.length, 12, p.files.map((f) => f.path).join(', '));
     assert.equal(byPath.get('src/model.py')!.additions, 2);
     assert.equal(byPath.get('src/model.py')!.deletions, 1);
     assert.equal(byPath.get('docs/renamed file.txt')!.additions, 1);
@@ -131,13 +133,14 @@ describe('workspace: makePatch and the round trip through git apply', function (
     const dest = path.join(tmp, 'round');
     await checkoutTaskStart(ws, dest);
     await applyToCheckout(ws, dest);
-    const skip = ['.devcontainer', 'build', 'src/cache.pyc', 'nested'];
+    const skip = ['.devcontainer', 'build', 'src/cache.pyc'];
     const want = await snapshot(ws, skip);
     const got = await snapshot(dest, skip);
     assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort());
     for (const [k, v] of want) assert.equal(got.get(k), v, k);
     assert.ok(want.has('assets/new.bin') && !want.has('assets/old.bin') && want.has('src/naïve model 2.py'));
     assert.ok(want.has('assets/moved.bin') && !want.has('assets/move.bin'));
+    assert.ok(want.has('nested/repo/file.txt'), 'the nested repository\'s file (its .git left out) came through');
   });
 
   it('rejects a folder that is not a task workspace', async () => {
@@ -145,6 +148,12 @@ describe('workspace: makePatch and the round trip through git apply', function (
     await fsp.mkdir(other);
     await sh(other, 'init', '--quiet');
     await sh(other, '-c', 'user.name=x', '-c', 'user.email=x@y', 'commit', '--quiet', '--allow-empty', '-m', 'not it');
-    await assert.rejects(makePatch(other), (e: unknown) => isExpBenchError(e, 'SESSION_INVALID') && /task start/.test((e as Error).message));
+    await assert.rejects(makePatch(other), (e: unknown) => isExpBenchError(e, 'SESSION_INVALID') && /not a task workspace/.test((e as Error).message));
+    // A folder named workspace whose session has no host repository (and no manifest to rebuild one): refused, naming it.
+    const bare = path.join(tmp, 'handmade', 'workspace');
+    await fsp.mkdir(bare, { recursive: true });
+    await sh(bare, 'init', '--quiet');
+    await sh(bare, '-c', 'user.name=x', '-c', 'user.email=x@y', 'commit', '--quiet', '--allow-empty', '-m', 'task start');
+    await assert.rejects(makePatch(bare), (e: unknown) => isExpBenchError(e, 'SESSION_INVALID') && /earlier version .*no manifest/.test((e as Error).message));
   });
 });

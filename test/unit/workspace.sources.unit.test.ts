@@ -142,7 +142,7 @@ describe('workspace: sources, cache keys, faults', function () {
     try {
       const ac = new AbortController();
       const started = Date.now();
-      const pending = git(['ls-remote', `git://127.0.0.1:${port}/x`], { signal: ac.signal });
+      const pending = git(['ls-remote', `git://127.0.0.1:${port}/x`], { repo: 'none', signal: ac.signal });
       setTimeout(() => ac.abort(), 300);
       const err = await pending.catch((e) => e);
       assert.ok(isExpBenchError(err, 'CANCELLED'), String(err));

@@ -64,7 +64,7 @@ describe('Curation: ground-truth view and Validate Task by Running (real extensi
     assert.ok(uri, 'the command returned no document');
     assert.equal(uri.scheme, 'expbench-gt');
     const md = (await vscode.workspace.openTextDocument(uri)).getText();
-    const blob = async (p: string) => (await git(['rev-parse', `${pinned}:${p}`], { cwd: repo })).text.trim();
+    const blob = async (p: string) => (await git(['rev-parse', `${pinned}:${p}`], { repo: { checkout: repo } })).text.trim();
     for (const s of [
       pinned.slice(0, 12), '## Design variables', '### Constant', '### Independent', '### Dependent', '**calibration**',
       '`experiments/temperature_scaling.py:6-14`', '`toycal/metrics.py:19-33`',
@@ -76,7 +76,7 @@ describe('Curation: ground-truth view and Validate Task by Running (real extensi
     const editor = await vscode.commands.executeCommand<vscode.TextEditor | undefined>('expbench.openGroundTruthRef', TASK, 1, 0);
     assert.ok(editor, 'no editor for the reference');
     assert.equal(editor.document.uri.scheme, 'expbench-gt-file');
-    assert.equal(editor.document.getText(), (await git(['show', `${pinned}:experiments/temperature_scaling.py`], { cwd: repo })).text);
+    assert.equal(editor.document.getText(), (await git(['show', `${pinned}:experiments/temperature_scaling.py`], { repo: { checkout: repo } })).text);
     assert.deepEqual([editor.selection.start.line, editor.selection.end.line], [5, 13]);
   });
 

@@ -11,6 +11,7 @@ import { createPatch } from 'diff';
 import * as vscode from 'vscode';
 import type { OpenedRepository } from '../../src/extension/trajectory/repoAtStep';
 import { commit, initRepo } from '../fixtures/repos/build';
+import { adoptWorkspace } from '../fixtures/hostRepo';
 import { api } from './extensionApi';
 
 const TRAIN0 = 'import sys\nprint("accuracy 0.50")\n# end\n';
@@ -41,6 +42,7 @@ describe('Repository at a step (real extension host)', function () {
     const ws = path.join(session, 'workspace');
     await initRepo(ws);
     await commit(ws, 'task start', { 'train.py': TRAIN0, 'README.md': 'toy\n' });
+    adoptWorkspace(session);
     await fsp.mkdir(path.join(session, 'private'), { recursive: true });
     const t0 = Date.parse('2026-12-01T11:00:00Z');
     const ev = (dt: number, e: object) => JSON.stringify({ v: 1, at: new Date(t0 + dt).toISOString(), ...e });

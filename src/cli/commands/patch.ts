@@ -9,7 +9,8 @@ import { printJson } from '../output';
  * `expbench patch DIR [--json]`: the implementation patch of a session (DIR = the session folder or
  * its workspace) against "task start" (src/core/workspace/patch.ts). Prints the text patch on
  * stdout (binary files, ignored outputs and nested repositories noted on stderr), or with `--json`
- * `{base, patch, files, binaryFiles, ignoredFiles, nestedRepositories}`.
+ * `{base, tree, patch, files, binaryFiles, ignoredFiles, nestedRepositories, leftOut}`. Made from the
+ * session's host repository (`private/repo.git`), never from the workspace's own `.git`.
  */
 export function register(program: Command): void {
   program.command('patch').argument('<dir>', 'session folder or its workspace')
@@ -19,7 +20,7 @@ export function register(program: Command): void {
     .action(async (dir: string, opts) => {
       const abs = path.resolve(dir);
       if (!(await exists(abs))) throw new ExpBenchError('BAD_INPUT', abs, 'no such folder (expected a session folder or its workspace)');
-      const ws = (await exists(path.join(abs, 'workspace', '.git'))) ? path.join(abs, 'workspace') : abs;
+      const ws = (await exists(path.join(abs, 'private'))) && (await exists(path.join(abs, 'workspace'))) ? path.join(abs, 'workspace') : abs;
       const p = await makePatch(ws);
       if (opts.json) return printJson(p);
       if (opts.stat) {
@@ -32,6 +33,6 @@ export function register(program: Command): void {
       }
       for (const b of p.binaryFiles) process.stderr.write(`binary (not inlined): ${b}\n`);
       for (const i of p.ignoredFiles) process.stderr.write(`ignored (not inlined): ${i}\n`);
-      for (const n of p.nestedRepositories) process.stderr.write(`nested repository (not inlined): ${n}\n`);
+      for (const n of p.nestedRepositories) process.stderr.write(`nested repository (its files as plain files, its .git left out): ${n}\n`);
     });
 }

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import { importFiles, summarize, type TrajectorySummary } from '../../core/trajectory/import';
 import type { Trajectory } from '../../core/trajectory/types';
+import { readPriceTable } from '../../core/llm/ledger';
+import { fileTotals, usageTotals } from '../../core/viewer/usage';
 import { fail, printJson } from '../output';
 import { plural } from '../../core/util/plural';
 import { registerRepo } from './trajRepo';
@@ -31,15 +33,19 @@ export function register(program: Command): void {
       process.exitCode = r.files.some((f) => f.unreadable) ? 2 : 0;
     });
 
-  traj.command('show').argument('<file>', 'a trajectory file')
+  traj.command('show').argument('<file>', 'a trajectory file, or an OpenHands event folder')
     .option('--step <n>', 'show only step N (0-based), in full')
-    .option('--id <id>', 'the trajectory to show when the file holds several (default: the first)')
-    .option('--json', 'print the trajectory (or the step) as JSON')
+    .option('--id <id>', 'the trajectory to show when the file holds several (default: the first by sample id, then epoch)')
+    .option('--prices <file>', 'a price table (JSON {model: {inputPerMTok, outputPerMTok, cacheReadPerMTok?, cacheWritePerMTok?}}, USD per 1M tokens) for calls whose log states no cost')
+    .option('--json', 'print the trajectory (or the step) as JSON, with `usage` (tokens per kind and cost), `totalTokens` (the trajectory\'s own total) and `fileTotals` (the file\'s)')
     .description('show the steps of a trajectory')
     .action(async (file: string, opts) => {
-      let chosen: Trajectory | undefined;
-      const ids: string[] = [];
-      const r = await importFiles([file], (t) => { ids.push(t.id); if (!chosen && (!opts.id || t.id === opts.id)) chosen = t; });
+      const prices = opts.prices ? await readPriceTable(opts.prices) : {};
+      const all: Trajectory[] = [];
+      const r = await importFiles([file], (t) => { all.push(t); });
+      const ids = all.map((t) => t.id);
+      // without --id: the first sample by (id, epoch), numbers before text as Inspect sorts ids
+      const chosen: Trajectory | undefined = opts.id ? all.find((t) => t.id === opts.id) : [...all].sort(bySample)[0];
       process.exitCode = r.files.some((f) => f.unreadable) ? 2 : 0;
       if (!chosen) {
         for (const p of r.problems) console.error(`${p.severity} ${p.file}#${p.pointer} ${p.message}`);
@@ -54,13 +60,22 @@ export function register(program: Command): void {
         else console.log(stepText(s, Infinity));
         return;
       }
-      if (opts.json) { printJson({ ...t, problems: [...t.problems, ...r.problems] }); return; }
+      const usage = usageTotals(t, prices);
+      if (opts.json) { printJson({ ...t, usage, totalTokens: usage.totalTokens, fileTotals: fileTotals(all, prices), problems: [...t.problems, ...r.problems] }); return; }
       console.log(`${t.format} ${t.id}${t.task ? ` (task ${t.task})` : ''}: ${plural(t.steps.length, 'step')}, ${plural(t.redactions, 'secret')} redacted${ids.length > 1 ? `; the file holds ${plural(ids.length, 'trajectory', 'trajectories')} (--id)` : ''}`);
+      console.log(`tokens ${usage.totalTokens.toLocaleString('en')} (${usage.from}): input ${usage.inputTokens.toLocaleString('en')}, output ${usage.outputTokens.toLocaleString('en')}, cache read ${usage.cacheReadTokens.toLocaleString('en')}, cache write ${usage.cacheWriteTokens.toLocaleString('en')}, reasoning ${usage.reasoningTokens.toLocaleString('en')}; cost ${usage.costUsd === null ? 'unpriced' : `$${usage.costUsd.toFixed(4)} (${usage.costFrom})`}${usage.unpricedCalls ? `, ${plural(usage.unpricedCalls, 'call')} unpriced` : ''}`);
       for (const s of t.steps) console.log(stepText(s, 300));
       for (const p of [...t.problems, ...r.problems]) console.log(`${p.severity} ${p.pointer || '(file)'} ${p.message}`);
     });
 
   registerRepo(traj);
+}
+
+/** Trajectories in (sample id, epoch) order: numeric ids by value before text ids. */
+function bySample(a: Trajectory, b: Trajectory): number {
+  const ia = a.sample?.id ?? a.id; const ib = b.sample?.id ?? b.id;
+  const c = ia.localeCompare(ib, 'en', { numeric: true });
+  return c !== 0 ? c : (a.sample?.epoch ?? 1) - (b.sample?.epoch ?? 1);
 }
 
 function cut(s: string, max: number): string {
@@ -73,10 +88,13 @@ function stepText(s: Trajectory['steps'][number], max: number): string {
   const when = s.time ? `+${(s.time.relMs / 1000).toFixed(1)}s` : '(no time)';
   const lines = [`#${s.index} ${when} ${s.phase}${s.phaseInferred ? '?' : ''} ${s.actor} ${s.kind}${s.model?.model ? ` [${s.model.model}]` : ''}`];
   const show = (label: string, text: string) => lines.push(`  ${label}: ${full ? text : cut(text, max)}`);
+  if (s.stage || s.purpose) lines[0] += ` (${[s.purpose, s.stage].filter(Boolean).join(', ')})`;
+  if (s.reasoning) show(`reasoning${s.reasoning.redacted ? ' (redacted by the provider)' : ''}`, s.reasoning.text ?? s.reasoning.summary ?? '');
   if (s.text) show('text', s.text);
   if (s.action) show('action', s.action.command !== undefined ? `${s.action.tool}: ${s.action.command}` : `${s.action.tool} ${JSON.stringify(s.action.arguments ?? {})}`);
   if (s.observation) show(`observation${s.observation.exitCode !== undefined && s.observation.exitCode !== null ? ` (exit ${s.observation.exitCode})` : ''}`, s.observation.text);
   for (const e of s.edits ?? []) show(`edit ${e.op ?? ''} ${e.path}`, e.diff ?? e.after ?? '');
+  for (const x of s.execs ?? []) show(`sandbox ${x.action}${x.exitCode !== undefined && x.exitCode !== null ? ` (exit ${x.exitCode})` : ''}`, x.command ?? x.file ?? '');
   for (const e of s.errors ?? []) show('error', e);
   if (full) lines.push(`  source: ${JSON.stringify(s.source)}`);
   return lines.join('\n');

@@ -177,12 +177,12 @@ async function declaredRequirements(o: FeasibilityOptions, curation: CurationFil
   if (o.allowClone === false && looksLikeUrl(source)) { notes.push(`${source} is not cloned for this check: its declared requirements are probed once the task is opened`); return { requirements: [] }; }
   try {
     const p = await ensurePristine({ source: await classifySource(source), commit: o.commit ?? curation?.repository?.commit, cacheDir: o.cacheDir ?? defaultCacheDir(), signal: o.signal });
-    const listing = await git(['ls-tree', '--name-only', p.commit], { cwd: p.repo, signal: o.signal });
+    const listing = await git(['ls-tree', '--name-only', p.commit], { repo: { gitDir: p.repo }, signal: o.signal });
     const rules = o.useGroundTruth === false ? maskRules(o.task) : [];
     const names = listing.text.split('\n').filter((n) => /^(requirements[\w.-]*\.txt|setup\.py|pyproject\.toml)$/i.test(n) && !rules.some((r) => covers(r.path, n)));
     const requirements: DeclaredRequirement[] = [];
     for (const name of names.sort()) {
-      const text = (await git(['cat-file', 'blob', `${p.commit}:${name}`], { cwd: p.repo, signal: o.signal })).text;
+      const text = (await git(['cat-file', 'blob', `${p.commit}:${name}`], { repo: { gitDir: p.repo }, signal: o.signal })).text;
       for (const r of parseRequirements(name, text)) if (!requirements.some((x) => x.name === r.name)) requirements.push(r);
     }
     if (!names.length) notes.push(`no requirements.txt, setup.py or pyproject.toml at the root of ${source} at ${p.commit.slice(0, 12)}`);

@@ -48,7 +48,7 @@ export interface GroundTruth {
  */
 export async function readGroundTruth(task: Task, o: { source: string; commit?: string; cacheDir?: string; signal?: AbortSignal }): Promise<GroundTruth> {
   const p = await ensurePristine({ source: await classifySource(o.source), commit: o.commit, cacheDir: o.cacheDir ?? defaultCacheDir(), signal: o.signal });
-  const listing = await git(['ls-tree', '-r', '-z', '--full-tree', p.commit], { cwd: p.repo, signal: o.signal });
+  const listing = await git(['ls-tree', '-r', '-z', '--full-tree', p.commit], { repo: { gitDir: p.repo }, signal: o.signal });
   const files: TreeFile[] = [];
   for (const rec of listing.text.split('\0')) {
     const m = /^(\d+) blob ([0-9a-f]+)\t([\s\S]+)$/.exec(rec);

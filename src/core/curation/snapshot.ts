@@ -70,7 +70,7 @@ export async function openSnapshot(o: { source: string; commit?: string; cacheDi
  * @throws ExpBenchError `GIT_FAILED` / `SOURCE_UNAVAILABLE` (from the git layer) naming `repo`.
  */
 export async function readSnapshot(repo: string, commit: string, signal?: AbortSignal): Promise<RepoSnapshot> {
-  const listing = await git(['ls-tree', '-r', '-z', '-l', '--full-tree', commit], { cwd: repo, signal });
+  const listing = await git(['ls-tree', '-r', '-z', '-l', '--full-tree', commit], { repo: { gitDir: repo }, signal });
   const files = new Map<string, SnapshotFile>();
   const dirs = new Set<string>();
   const submodules: string[] = [];
@@ -124,7 +124,7 @@ async function readBlobs(repo: string, files: SnapshotFile[], signal?: AbortSign
     const batch: SnapshotFile[] = [];
     let bytes = 0;
     while (i < files.length && (batch.length === 0 || bytes + files[i].size <= BATCH_BYTES)) { bytes += files[i].size; batch.push(files[i++]); }
-    const r = await git(['cat-file', '--batch'], { cwd: repo, signal, input: batch.map((f) => f.blob).join('\n') + '\n' });
+    const r = await git(['cat-file', '--batch'], { repo: { gitDir: repo }, signal, input: batch.map((f) => f.blob).join('\n') + '\n' });
     let at = 0;
     for (const f of batch) {
       const eol = r.stdout.indexOf(0x0a, at);

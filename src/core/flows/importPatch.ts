@@ -1,5 +1,6 @@
 import { parsePatch, type StructuredPatch, type StructuredPatchHunk } from 'diff';
 import { git } from '../git';
+import { hostRepositoryOf } from '../workspace/hostRepo';
 import { splitDiff } from '../trajectory/expbench';
 import { errorMessage } from '../util/errors';
 
@@ -158,7 +159,8 @@ function hunkHeader(h: StructuredPatchHunk): string {
 export interface ApplyReport { applied: number; failed: number; cut: number }
 
 /**
- * Applies a normalised patch in a workspace with `git apply` (src/core/git): the whole patch when
+ * Applies a normalised patch in a workspace with `git apply` (src/core/git, in the session's host
+ * repository with the workspace as its work tree; the workspace's own `.git` is never used): the whole patch when
  * `git apply --check` takes it, else file by file, each file all or nothing. A file git refuses is
  * `failed`, with git's message and the hunk it named (`patch failed: train.py:67` → the hunk whose
  * old side starts at 67; else the section's first hunk). Updates `n.files` in place.
@@ -166,7 +168,8 @@ export interface ApplyReport { applied: number; failed: number; cut: number }
  */
 export async function applyNormalisedPatch(workspace: string, n: NormalisedPatch, source: string, signal?: AbortSignal): Promise<ApplyReport> {
   const todo = n.files.map((f, i) => ({ f, text: n.sections[i], read: n.sourceSections[i] })).filter((x) => x.f.status === 'pending');
-  const run = (args: string[], input: string) => git(['apply', '--whitespace=nowarn', ...args, '-'], { cwd: workspace, input, signal, okCodes: [1, 128], subject: workspace });
+  const h = await hostRepositoryOf(workspace, { signal });
+  const run = (args: string[], input: string) => git(['apply', '--whitespace=nowarn', ...args, '-'], { repo: h.repo, input, signal, okCodes: [1, 128], subject: workspace });
   if (todo.length > 0) {
     const whole = await run(['--check'], n.text);
     if (whole.code === 0) {

@@ -1,6 +1,6 @@
 import type { SessionLayout } from '../layout';
 import type { Session } from '../session/session';
-import { submit, withSession, type SubmitAnswers, type SubmitOptions, type SubmitResult } from '../session/submit';
+import { freezeAndRecord, withSubmission, type SubmitAnswers, type SubmitOptions, type SubmitResult } from '../session/submit';
 import { runStep, type StepFn, type StepOutcome } from './steps';
 
 /** Options of {@link submitAndScore}: those of the session's submit, plus the steps after it. */
@@ -19,18 +19,21 @@ export interface SubmitFlowResult extends SubmitResult {
 }
 
 /**
- * The flow submit → verify → judge on one session: freezes the answers (src/core/session/submit.ts
- * `submit`), then runs `verify` and `judge` if given, each recorded as `verify.finished` /
- * `judge.finished` in the session's event log. A failing step is reported in the result; it never
- * undoes the submission.
+ * The flow submit → verify → judge on one session: freezes the work tree and the answers
+ * (src/core/session/submit.ts), then runs `verify` and `judge` if given (both read the frozen
+ * submission, never the live workspace), each recorded as `verify.finished` / `judge.finished`
+ * in the session's event log. A failing step is reported in the result; it never undoes the
+ * submission. The submit lock is held for the freeze only: a second submission waits for it,
+ * then is refused without taking the session over, so that this one's steps are still recorded.
  *
  * `target` is an open {@link Session} (held by the session service) or a session folder's layout
  * (opened and closed here, as client `cli`).
  * @throws what `submit` throws (nothing is frozen then)
  */
 export async function submitAndScore(target: Session | SessionLayout, answers: SubmitAnswers, opts: SubmitFlowOptions = {}): Promise<SubmitFlowResult> {
-  return withSession(target, async (session) => {
-    const result: SubmitFlowResult = await submit(session, answers, opts);
+  return withSubmission(target, 'submit', async (session, release) => {
+    const result: SubmitFlowResult = await freezeAndRecord(session, answers, opts);
+    await release();
     if (opts.verify) {
       result.verify = await runStep(opts.verify, session.layout, opts.signal);
       await session.events.append({ type: 'verify.finished', ...result.verify });

@@ -5,7 +5,7 @@
 
 /**
  * Environment every git call runs with: no prompts, a fixed identity for the commits it makes,
- * C locale (stable messages). No pager is set: git starts none when its output is not a terminal.
+ * C locale (stable messages). The hardening variables are {@link HARDENED_ENV}.
  */
 export const GIT_ENV: Record<string, string> = {
   GIT_TERMINAL_PROMPT: '0',
@@ -57,27 +57,62 @@ export function callerEnv(): NodeJS.ProcessEnv {
 
 /**
  * The whole environment of one git process: the caller's ({@link callerEnv}) without the programs
- * it names ({@link PROGRAM_ENV}), {@link GIT_ENV}, and unless `userConfig`, none of the user's
- * system or global configuration (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`) nor their
- * transport settings ({@link TRANSPORT_ENV}); then `extra` (a value `undefined` removes a variable).
+ * it names ({@link PROGRAM_ENV}), {@link GIT_ENV}, {@link HARDENED_ENV}, and unless `userConfig`,
+ * none of the user's global configuration (`GIT_CONFIG_GLOBAL=/dev/null`) nor their transport
+ * settings ({@link TRANSPORT_ENV}); then `extra` (a value `undefined` removes a variable).
+ * The system configuration is never read, not even with `userConfig`.
  */
 export function gitEnv(userConfig: boolean, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string | undefined> = callerEnv();
   for (const k of PROGRAM_ENV) delete env[k];
   if (!userConfig) for (const k of TRANSPORT_ENV) delete env[k];
-  Object.assign(env, GIT_ENV, userConfig ? {} : { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, extra);
+  Object.assign(env, GIT_ENV, HARDENED_ENV, userConfig ? {} : { GIT_CONFIG_GLOBAL: '/dev/null' }, extra);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
 }
 
 /**
- * Options given before the command on every call (`git -c …`): settings on the command line win
- * over every configuration file, the repository's own included.
- * - `safe.directory=*`: a workspace is chowned to the container user (uid 1000); the host (often
- *   root) must still read it. Only honoured from the command line or the user's own files.
- * - `core.hooksPath=/dev/null`: no hook of any repository runs (a workspace's `.git` is writable
- *   by the solver's container).
- * - `core.fsmonitor=false`: no file system monitor program named in a repository's config runs.
+ * Variables set on every call, whatever the caller's environment says:
+ * - `GIT_CONFIG_NOSYSTEM`: no `/etc/gitconfig` (a system file may define drivers or aliases);
+ * - `GIT_ATTR_NOSYSTEM`: no `/etc/gitattributes`;
+ * - `GIT_NO_REPLACE_OBJECTS`: `refs/replace/` never stands in for an object;
+ * - `GIT_PAGER`, `PAGER`: `cat` (no pager even if one is configured);
+ * - `GIT_OPTIONAL_LOCKS=0`: a read (`status`) never rewrites an index on the side.
  */
-export const FIXED_CONFIG = ['-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
+export const HARDENED_ENV: Readonly<Record<string, string>> = {
+  GIT_CONFIG_NOSYSTEM: '1', GIT_ATTR_NOSYSTEM: '1', GIT_NO_REPLACE_OBJECTS: '1', GIT_PAGER: 'cat', PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0',
+};
+
+/**
+ * Options given before the command on every call (`git -c …`): settings on the command line win
+ * over every configuration file. The repositories the layer runs in are the host's own (their
+ * configuration is written by the layer and defines no driver: repo.ts); these settings hold even
+ * where one is not (a user's `--source` checkout, the user's global configuration of a clone).
+ * - `core.hooksPath=/dev/null`, `core.fsmonitor=false`: no hook, no file system monitor program;
+ * - `core.pager=cat`: no pager (an external diff is never allowed either: every `diff` call says
+ *   `--no-ext-diff`, and `GIT_EXTERNAL_DIFF` is never passed on);
+ * - `core.attributesFile=/dev/null`, `core.excludesFile=/dev/null`: the host user's own attribute
+ *   and ignore files (read by default from `~/.config/git/`) change no result;
+ * - `submodule.recurse=false`, `diff.ignoreSubmodules=all`, `status.submoduleSummary=false`,
+ *   `fetch.recurseSubmodules=false`: git never starts itself inside another repository (a gitlink);
+ * - `core.untrackedCache=false`: no cache of the work tree's folders kept in an index;
+ * - `gc.auto=0`, `maintenance.auto=false`: no background `git gc` or maintenance after a command;
+ * - `color.ui=false`: plain output.
+ * No `safe.directory=*`: git's own ownership check stands; a user's checkout owned by another uid
+ * gets `safe.directory=<that path>` for its calls only (`GitRepo.otherOwner`, run.ts).
+ */
+export const FIXED_CONFIG = [
+  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat',
+  '-c', 'core.attributesFile=/dev/null', '-c', 'core.excludesFile=/dev/null',
+  '-c', 'submodule.recurse=false', '-c', 'diff.ignoreSubmodules=all', '-c', 'status.submoduleSummary=false', '-c', 'fetch.recurseSubmodules=false',
+  '-c', 'core.untrackedCache=false', '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'color.ui=false',
+] as const;
+
+/**
+ * The host-owned `info/attributes` of every repository the layer makes (repo.ts): the highest
+ * precedence of all attribute files, so that it wins over every `.gitattributes` of a work tree
+ * (git 2.39 has no `--attr-source`): no filter, diff, merge or ident driver and no encoding
+ * conversion is ever taken from the solver's files.
+ */
+export const HOST_ATTRIBUTES = '* !filter !diff !merge !ident !working-tree-encoding\n';

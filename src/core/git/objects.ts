@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError, cancelled } from '../errors';
-import { FIXED_CONFIG, gitEnv } from './env';
-import { gitError, plumbing, startGit } from './run';
+import { gitError, plumbing, startGit, type GitRepo } from './run';
 
 /**
  * Object-store plumbing: trees, commits, checkouts, packs and listings, each written or read by
- * git itself (`mktree`, `commit-tree`, `reset`, `pack-objects`, `cat-file`).
+ * git itself (`mktree`, `commit-tree`, `reset`, `pack-objects`, `cat-file`), always in a git
+ * folder the host owns (named by `gitDir`: a bare repository, or a work tree's `.git`).
  */
 
 /** One entry of a tree to write: `sha` is an object id, or the index of an earlier tree in the same {@link writeTrees} call. */
@@ -20,7 +21,7 @@ export interface TreeEntry {
 }
 
 /**
- * Writes `trees` into the object store of the repository at `cwd` with one
+ * Writes `trees` into the object store of the git folder `gitDir` with one
  * `git mktree --batch -z --missing` (git sorts each tree's entries), in order: an entry may name an
  * earlier tree by its index, so children come before their parents. The objects the entries name
  * are not looked up (`--missing`): they may be in another repository (read later through
@@ -29,11 +30,12 @@ export interface TreeEntry {
  * @throws ExpBenchError `GIT_FAILED` (git's message; also for an entry naming a later tree),
  *   `CANCELLED`.
  */
-export function writeTrees(cwd: string, trees: TreeEntry[][], signal?: AbortSignal): Promise<string[]> {
+export function writeTrees(gitDir: string, trees: TreeEntry[][], signal?: AbortSignal): Promise<string[]> {
+  const cwd = gitDir;
   if (signal?.aborted) return Promise.reject(cancelled(cwd));
   if (trees.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
-    const child = startGit([...FIXED_CONFIG, 'mktree', '--batch', '-z', '--missing'], gitEnv(false), { cwd, signal });
+    const child = startGit(['mktree', '--batch', '-z', '--missing'], { repo: { gitDir }, signal });
     const ids: string[] = [];
     const err: Buffer[] = [];
     let inFlight = 0;
@@ -77,13 +79,13 @@ export function writeTrees(cwd: string, trees: TreeEntry[][], signal?: AbortSign
 }
 
 /**
- * Writes a root commit of `tree` with `message`, by the identity of `GIT_ENV` (env.ts), into the
- * repository at `cwd`; returns its id. No ref changes.
+ * Writes a commit of `tree` with `message` and `parents` (none: a root commit), by the identity of
+ * `GIT_ENV` (env.ts), into the git folder `gitDir`; returns its id. No ref changes.
  *
  * @throws ExpBenchError `GIT_FAILED`, `SOURCE_UNAVAILABLE` (the tree is missing), `CANCELLED`.
  */
-export async function commitTree(cwd: string, tree: string, message: string, signal?: AbortSignal): Promise<string> {
-  return (await plumbing(['commit-tree', tree, '-m', message], { cwd, signal })).text.trim();
+export async function commitTree(gitDir: string, tree: string, message: string, signal?: AbortSignal, parents: string[] = []): Promise<string> {
+  return (await plumbing(['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message], { repo: { gitDir }, signal })).text.trim();
 }
 
 /**
@@ -103,58 +105,84 @@ export function alternatesEnv(repos: string[]): { GIT_ALTERNATE_OBJECT_DIRECTORI
 
 /**
  * Copies the objects `ids` (and nothing they refer to) from the repositories `from` (bare, or work
- * trees) into the object store of the repository at `cwd` (a work tree whose git folder is `cwd/.git`) as ONE pack,
- * with `git pack-objects` running in `cwd` and reading `from` as alternates for that process only.
+ * trees) into the object store of the git folder `gitDir` as ONE pack,
+ * with `git pack-objects` running in `gitDir` and reading `from` as alternates for that process only.
  * Deltas are only against objects in the same pack (a non-thin pack); objects stored in `from`
  * as deltas against objects left out are written uncompressed (`pack.compression=0`): deflating
- * them again was the largest part of a preparation. Git's temporary files are made in `cwd`'s
+ * them again was the largest part of a preparation. Git's temporary files are made in `gitDir`'s
  * store, so a cancel or a `from` on another file system leaves nothing in `from`.
  *
  * @throws ExpBenchError `SOURCE_UNAVAILABLE` naming a missing object, `GIT_FAILED`, `CANCELLED`.
  */
-export async function packObjectsInto(cwd: string, ids: Iterable<string>, from: string[], signal?: AbortSignal): Promise<void> {
+export async function packObjectsInto(gitDir: string, ids: Iterable<string>, from: string[], signal?: AbortSignal): Promise<void> {
   const list = [...new Set(ids)];
   if (list.length === 0) return;
-  await plumbing(['-c', 'pack.compression=0', 'pack-objects', '--quiet', '--window=0', path.join(cwd, '.git', 'objects', 'pack', 'pack')], {
-    cwd, input: list.join('\n') + '\n', signal, subject: cwd, env: alternatesEnv(from),
+  await plumbing(['-c', 'pack.compression=0', 'pack-objects', '--quiet', '--window=0', path.join(gitDir, 'objects', 'pack', 'pack')], {
+    repo: { gitDir }, input: list.join('\n') + '\n', signal, subject: gitDir, env: alternatesEnv(from),
   });
 }
 
 /**
- * Points the current branch of the repository at `cwd` at `commit` and writes its index and work
- * tree (`git reset --hard`: stat data included; no reflog, and no `ORIG_HEAD` on an unborn
- * branch), reading the objects from the bare repositories `from` as alternates for that process
- * only (nothing about them is recorded).
+ * Points the current branch of the git folder `gitDir` at `commit` and writes its index and the
+ * work tree `workTree` (`git reset --hard`: stat data included; no reflog, and no `ORIG_HEAD` on
+ * an unborn branch), reading the objects from the bare repositories `from` as alternates for that
+ * process only (nothing about them is recorded).
  *
  * @throws ExpBenchError `SOURCE_UNAVAILABLE` naming a missing object, `GIT_FAILED`, `CANCELLED`.
  */
-export async function checkOutCommit(cwd: string, commit: string, from: string[], signal?: AbortSignal): Promise<void> {
-  await plumbing(['-c', 'core.logAllRefUpdates=false', 'reset', '--quiet', '--hard', commit], { cwd, signal, subject: cwd, env: alternatesEnv(from) });
+export async function checkOutCommit(gitDir: string, workTree: string, commit: string, from: string[], signal?: AbortSignal): Promise<void> {
+  await plumbing(['-c', 'core.logAllRefUpdates=false', 'reset', '--quiet', '--hard', commit], { repo: { gitDir, workTree }, signal, subject: workTree, env: alternatesEnv(from) });
 }
 
 /**
- * Every object id in the object store of the repository at `cwd` (loose and packed, reachable or
+ * Every object id in the object store of the git folder `gitDir` (loose and packed, reachable or
  * not, and those of alternates it records), from `git cat-file --batch-all-objects`.
  *
  * @throws ExpBenchError `GIT_FAILED`.
  */
-export async function listObjects(cwd: string, signal?: AbortSignal): Promise<string[]> {
-  const r = await plumbing(['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname)'], { cwd, signal });
+export async function listObjects(gitDir: string, signal?: AbortSignal): Promise<string[]> {
+  const r = await plumbing(['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectname)'], { repo: { gitDir }, signal });
   return r.text.split('\n').filter(Boolean);
+}
+
+/**
+ * Every object id stored in the object folder `objectsDir` of a git folder the host must not run
+ * git in (a workspace's `.git`, written by the host before the solver gets it): read as data, the
+ * loose objects' file names and each pack index through `git show-index` (which needs no
+ * repository: it runs in the layer's empty one). `alternates` is the content of its
+ * `info/alternates` (other stores it would read), `''` when there is none.
+ *
+ * @throws ExpBenchError `GIT_FAILED` when an index cannot be read.
+ */
+export async function storedObjects(objectsDir: string): Promise<{ ids: string[]; alternates: string }> {
+  const ids: string[] = [];
+  const entries = await fsp.readdir(objectsDir).catch(() => [] as string[]);
+  for (const d of entries) {
+    if (!/^[0-9a-f]{2}$/.test(d)) continue;
+    for (const f of await fsp.readdir(path.join(objectsDir, d))) if (/^[0-9a-f]{38}([0-9a-f]{24})?$/.test(f)) ids.push(d + f);
+  }
+  const packDir = path.join(objectsDir, 'pack');
+  for (const f of await fsp.readdir(packDir).catch(() => [] as string[])) {
+    if (!f.endsWith('.idx')) continue;
+    const r = await plumbing(['show-index'], { repo: 'none', input: await fsp.readFile(path.join(packDir, f)), subject: path.join(packDir, f) });
+    for (const line of r.text.split('\n')) { const id = line.split(' ')[1]; if (id) ids.push(id); }
+  }
+  const alternates = await fsp.readFile(path.join(objectsDir, 'info', 'alternates'), 'utf8').catch(() => '');
+  return { ids, alternates };
 }
 
 /** One entry of {@link listTree}: a file (`blob`), a folder (`tree`) or a submodule (`commit`), its path from the root. */
 export interface ListedEntry { mode: string; type: string; sha: string; path: string }
 
 /**
- * Every entry of the tree of `rev` in the repository at `cwd`, recursively, folders included
+ * Every entry of the tree of `rev` in the git folder `gitDir`, recursively, folders included
  * (`git ls-tree -r -t -z --full-tree`).
  *
  * @throws ExpBenchError `GIT_FAILED` (for example `rev` is not there, or not a tree-ish),
  *   `SOURCE_UNAVAILABLE` (a missing tree), `CANCELLED`.
  */
-export async function listTree(cwd: string, rev: string, signal?: AbortSignal): Promise<ListedEntry[]> {
-  const r = await plumbing(['ls-tree', '-r', '-t', '-z', '--full-tree', rev], { cwd, signal });
+export async function listTree(gitDir: string, rev: string, signal?: AbortSignal): Promise<ListedEntry[]> {
+  const r = await plumbing(['ls-tree', '-r', '-t', '-z', '--full-tree', rev], { repo: { gitDir }, signal });
   const out: ListedEntry[] = [];
   for (const rec of r.text.split('\0')) {
     if (!rec) continue;
@@ -169,11 +197,12 @@ export async function listTree(cwd: string, rev: string, signal?: AbortSignal): 
 export type BatchObject = { type: 'missing' | 'other' } | { type: string; data: Buffer };
 
 /**
- * `git cat-file --batch` in `dir` over `specs` (`<rev>`, `<rev>:<path>`; no newline in them):
- * one entry per spec, or undefined when git fails (`dir` not a repository…).
+ * `git cat-file --batch` in the git folder `repo` (or any {@link GitRepo}) over `specs` (`<rev>`,
+ * `<rev>:<path>`; no newline in them): one entry per spec, or undefined when git fails (not a
+ * repository, refused by the layer…).
  */
-export async function catFileBatch(dir: string, specs: string[]): Promise<BatchObject[] | undefined> {
-  const r = await plumbing(['cat-file', '--batch'], { cwd: dir, input: specs.join('\n') + '\n', okCodes: [128] }).catch(() => undefined);
+export async function catFileBatch(repo: string | GitRepo, specs: string[]): Promise<BatchObject[] | undefined> {
+  const r = await plumbing(['cat-file', '--batch'], { repo: typeof repo === 'string' ? { gitDir: repo } : repo, input: specs.join('\n') + '\n', okCodes: [128] }).catch(() => undefined);
   return r && r.code === 0 ? parseBatch(r.stdout, specs.length) : undefined;
 }
 
@@ -203,7 +232,14 @@ function parseBatch(out: Buffer, count: number): BatchObject[] | undefined {
  */
 export function archiveInto(gitDir: string, commit: string, sink: NodeJS.WritableStream, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = startGit([...FIXED_CONFIG, '--git-dir', gitDir, 'archive', '--format=tar', commit], gitEnv(false), { signal });
+    let child: ReturnType<typeof startGit>;
+    try {
+      child = startGit(['archive', '--format=tar', commit], { repo: { gitDir }, signal });
+    } catch (e) {
+      sink.end();
+      reject(e);
+      return;
+    }
     child.stdin.end();
     let err = '';
     child.stderr.on('data', (d: Buffer) => { err += d.toString(); });

@@ -1,15 +1,36 @@
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { GitPluginError, simpleGit, type SimpleGitOptions } from 'simple-git';
 import { ExpBenchError, cancelled } from '../errors';
 import { log } from '../log';
-import { FIXED_CONFIG, gitEnv } from './env';
+import { FIXED_CONFIG, gitEnv, HOST_ATTRIBUTES } from './env';
+import { assertHostGitDir, insideMountedFolder } from './guard';
 import { errorMessage } from '../util/errors';
 
 const logger = log('git');
 
+/**
+ * The repository a call runs in, always named (git never looks for one from the working folder):
+ * - `{gitDir, workTree?}`: a repository the host owns (the session's `private/repo.git`, the
+ *   pristine cache, a clean tree's own): `--git-dir`, and `--work-tree` when given (its files are
+ *   read as data: no driver of any kind is defined, see env.ts). The git folder is checked before
+ *   every call ({@link assertHostGitDir}: never one the solver can write).
+ * - `{checkout}`: the top folder of a user's own source repository (`--source`), found there and
+ *   no further up (`GIT_CEILING_DIRECTORIES`); trusted for that path only (`safe.directory=<it>`,
+ *   which a checkout owned by another uid needs), never when it lies in a session's workspace.
+ * - `'none'`: a command that needs no repository (`apply` into a plain folder, `diff --no-index`,
+ *   `ls-remote`, `clone`, the user's global `config`): run in the layer's own empty repository
+ *   ({@link nullGitDir}) with `cwd` as its work tree, so that no repository around `cwd` is read.
+ */
+export type GitRepo = { gitDir: string; workTree?: string } | { checkout: string } | 'none';
+
 /** Options of {@link git}. */
 export interface GitOptions {
-  /** Working directory of the git process (must exist); default the process's. */
+  /** The repository (see {@link GitRepo}). */
+  repo: GitRepo;
+  /** Working directory of the git process (must exist); default the work tree, else the git folder, else the process's. */
   cwd?: string;
   /** Extra environment variables (over the caller's, without git's local repository variables); `undefined` removes one. */
   env?: Record<string, string | undefined>;
@@ -58,8 +79,8 @@ export interface GitBytesResult extends GitResult {
  *   `CANCELLED` when `signal` fires.
  */
 export function git(args: string[], opts: GitOptions & { input: string | Buffer }): Promise<GitBytesResult>;
-export function git(args: string[], opts?: GitOptions): Promise<GitResult>;
-export function git(args: string[], opts: GitOptions = {}): Promise<GitResult> {
+export function git(args: string[], opts: GitOptions): Promise<GitResult>;
+export function git(args: string[], opts: GitOptions): Promise<GitResult> {
   return run(args, opts, opts.input === undefined);
 }
 
@@ -69,15 +90,59 @@ export function git(args: string[], opts: GitOptions = {}): Promise<GitResult> {
  * arguments and environment are meant for arguments from elsewhere, and cost Node's event loop
  * time on every call. Same environment, settings and errors as {@link git}.
  */
-export function plumbing(args: string[], opts: GitOptions = {}): Promise<GitBytesResult> {
+export function plumbing(args: string[], opts: GitOptions): Promise<GitBytesResult> {
   return run(args, opts, false) as Promise<GitBytesResult>;
 }
 
+/** Commands that never look for a repository (git.c runs them without setup): no `--git-dir` for them. */
+const NO_SETUP = new Set(['init', 'clone']);
+
+/**
+ * The arguments before the command, the working folder and the extra environment that make a call
+ * run in `opts.repo` and nowhere else (see {@link GitRepo}); checks a host git folder first.
+ * @throws ExpBenchError from {@link assertHostGitDir}
+ */
+export function repoArgs(opts: GitOptions, command: string | undefined): { pre: string[]; cwd: string | undefined; env: Record<string, string | undefined> } {
+  const r = opts.repo;
+  if (r === 'none') {
+    if (command && NO_SETUP.has(command)) return { pre: [], cwd: opts.cwd, env: {} };
+    const cwd = opts.cwd;
+    return { pre: [`--git-dir=${nullGitDir()}`, ...(cwd ? [`--work-tree=${cwd}`] : [])], cwd, env: {} };
+  }
+  if ('checkout' in r) {
+    const top = path.resolve(r.checkout);
+    const mounted = fs.existsSync(top) ? insideMountedFolder(fs.realpathSync(top)) : undefined;
+    if (mounted) throw new ExpBenchError('GIT_FAILED', top, `refused to run git here: it is inside ${mounted}, which a work container mounts; nothing was run`);
+    return { pre: ['-c', `safe.directory=${top}`], cwd: opts.cwd ?? top, env: { GIT_CEILING_DIRECTORIES: path.dirname(top) } };
+  }
+  assertHostGitDir(r.gitDir);
+  return {
+    pre: [`--git-dir=${r.gitDir}`, ...(r.workTree ? [`--work-tree=${r.workTree}`] : [])],
+    cwd: opts.cwd ?? r.workTree ?? r.gitDir,
+    env: {},
+  };
+}
+
+function firstCommand(args: string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c') { i++; continue; }
+    if (!args[i].startsWith('-')) return args[i];
+  }
+  return undefined;
+}
+
 function run(args: string[], opts: GitOptions, simple: boolean): Promise<GitResult> {
-  const subject = opts.subject ?? opts.cwd ?? 'git';
+  const subject = opts.subject ?? opts.cwd ?? repoName(opts.repo);
   if (opts.signal?.aborted) return Promise.reject(cancelled(subject));
-  const full = [...FIXED_CONFIG, ...(opts.allowFileProtocol ? ['-c', 'protocol.file.allow=always'] : []), ...args];
-  const env = gitEnv(opts.userConfig === true, opts.env);
+  let where: ReturnType<typeof repoArgs>;
+  try {
+    where = repoArgs(opts, firstCommand(args));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  const full = [...FIXED_CONFIG, ...(opts.allowFileProtocol ? ['-c', 'protocol.file.allow=always'] : []), ...where.pre, ...args];
+  const env = gitEnv(opts.userConfig === true, { ...where.env, ...opts.env });
+  opts = { ...opts, cwd: where.cwd };
   const started = Date.now();
   const done = (r: GitResult) => {
     if (opts.signal?.aborted) throw cancelled(subject);
@@ -95,8 +160,9 @@ function run(args: string[], opts: GitOptions, simple: boolean): Promise<GitResu
  * {@link git} need them:
  * - `allowUnsafeConfigPaths`: `GIT_CONFIG_GLOBAL=/dev/null` is how the user's configuration is
  *   kept out; with `userConfig`, the user's own `GIT_CONFIG_GLOBAL`/`GIT_CONFIG_SYSTEM`;
- * - `allowUnsafeHooksPath`, `allowUnsafeFsMonitor`: `core.hooksPath=/dev/null` and
- *   `core.fsmonitor=false` of {@link FIXED_CONFIG} turn hooks and monitors OFF;
+ * - `allowUnsafeHooksPath`, `allowUnsafeFsMonitor`, `allowUnsafePager`: `core.hooksPath=/dev/null`,
+ *   `core.fsmonitor=false`, `core.pager=cat` of {@link FIXED_CONFIG} (and `GIT_PAGER`/`PAGER=cat`
+ *   of env.ts) turn hooks, monitors and pagers OFF;
  * - `allowUnsafeTemplateDir`: `init --template=` (empty: no template, so no sample hooks);
  * - `allowUnsafeProtocolOverride`: only with `allowFileProtocol`;
  * - with `userConfig` only, the user's transport settings (`GIT_SSH_COMMAND`, askpass helpers,
@@ -108,6 +174,7 @@ function unsafeFor(args: string[], opts: GitOptions): SimpleGitOptions['unsafe']
     allowUnsafeConfigPaths: true,
     allowUnsafeHooksPath: true,
     allowUnsafeFsMonitor: true,
+    allowUnsafePager: true,
     allowUnsafeTemplateDir: args.includes('--template='),
     allowUnsafeProtocolOverride: opts.allowFileProtocol === true,
     allowUnsafeSshCommand: user,
@@ -148,13 +215,42 @@ async function viaSimpleGit(args: string[], env: Record<string, string>, opts: G
 }
 
 /**
- * Starts `git args…` (already prefixed with {@link FIXED_CONFIG}) with every pipe open: for
- * callers in this folder that talk to git through stdin and stdout while it runs (`mktree --batch`).
- * `signal` kills it (SIGTERM, then SIGKILL after 2000 ms).
+ * Starts `git args…` in `opts.repo` with {@link FIXED_CONFIG} and the environment of
+ * {@link gitEnv}, every pipe open: for callers in this folder that talk to git through stdin and
+ * stdout while it runs (`mktree --batch`). `signal` kills it (SIGTERM, then SIGKILL after 2000 ms).
+ * @throws ExpBenchError from {@link assertHostGitDir}
  */
-export function startGit(args: string[], env: Record<string, string>, opts: Pick<GitOptions, 'cwd' | 'signal'>): ChildProcessWithoutNullStreams {
-  const child = spawn('git', args, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+export function startGit(args: string[], opts: Pick<GitOptions, 'repo' | 'cwd' | 'signal' | 'env'>): ChildProcessWithoutNullStreams {
+  const where = repoArgs(opts, firstCommand(args));
+  const child = spawn('git', [...FIXED_CONFIG, ...where.pre, ...args], { cwd: where.cwd, env: gitEnv(false, { ...where.env, ...opts.env }), stdio: ['pipe', 'pipe', 'pipe'] });
   return watch(child, opts.signal);
+}
+
+/** What an error names for a call without `cwd` or `subject`. */
+function repoName(r: GitRepo): string {
+  return r === 'none' ? 'git' : 'checkout' in r ? r.checkout : r.workTree ?? r.gitDir;
+}
+
+let nullDir: string | undefined;
+
+/**
+ * The layer's own empty repository, for calls that need none (`GitRepo` `'none'`): a bare
+ * repository with the layer's attributes (no driver), made once per process in a folder of its
+ * own under the temporary folder, only this process's uid able to enter it (mode 0700), and
+ * removed when the process exits.
+ */
+export function nullGitDir(): string {
+  if (nullDir && fs.existsSync(nullDir)) return nullDir;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `expbench-nullgit-${process.pid}-`));
+  fs.chmodSync(dir, 0o700);
+  const gitDir = path.join(dir, 'null.git');
+  const r = spawnSync('git', [...FIXED_CONFIG, 'init', '--quiet', '--bare', '--template=', gitDir], { env: gitEnv(false), encoding: 'utf8' });
+  if (r.status !== 0) throw new ExpBenchError('GIT_FAILED', gitDir, `cannot make the layer's empty repository: ${r.stderr || r.error?.message}`);
+  fs.mkdirSync(path.join(gitDir, 'info'), { recursive: true });
+  fs.writeFileSync(path.join(gitDir, 'info', 'attributes'), HOST_ATTRIBUTES);
+  if (!nullDir) process.once('exit', () => { if (nullDir) fs.rmSync(path.dirname(nullDir), { recursive: true, force: true }); });
+  nullDir = gitDir;
+  return gitDir;
 }
 
 /** `signal` kills `child` (SIGTERM, then SIGKILL after 2000 ms); stdin errors (git exited before reading it all) are ignored. */

@@ -1,4 +1,4 @@
-import { catFileBatch, git } from '../git';
+import { catFileBatch, git, isGitDir, type GitRepo } from '../git';
 
 /**
  * Read access to the pinned pristine checkout of a task's repository (the unmasked repository at
@@ -25,7 +25,7 @@ export function gitPristine(repoDir: string, commit: string, prefetched?: Map<st
     read(p: string) {
       let r = memo.get(p);
       if (!r) {
-        r = git(['show', `${commit}:${p.replace(/^\/+/, '')}`], { cwd: repoDir }).then((o) => o.text, () => undefined);
+        r = git(['cat-file', 'blob', `${commit}:${p.replace(/^\/+/, '')}`], { repo: repoOf(repoDir) }).then((o) => o.text, () => undefined);
         memo.set(p, r);
       }
       return r;
@@ -46,7 +46,7 @@ export async function locatePristine(commit: string, candidates: (string | undef
   const paths = [...new Set(prefetch)].filter((p) => !/[\r\n]/.test(p) && p.replace(/^\/+/, '') !== '');
   for (const dir of candidates) {
     if (!dir) continue;
-    const objects = await catFileBatch(dir, [`${commit}^{commit}`, ...paths.map((p) => `${commit}:${p.replace(/^\/+/, '')}`)]);
+    const objects = await catFileBatch(repoOf(dir), [`${commit}^{commit}`, ...paths.map((p) => `${commit}:${p.replace(/^\/+/, '')}`)]);
     if (!objects || objects[0]?.type !== 'commit') continue; // not this one
     const files = new Map<string, string | undefined>();
     paths.forEach((p, i) => {
@@ -72,4 +72,9 @@ export function lineCount(text: string): number {
   if (text === '') return 0;
   const n = text.split('\n').length;
   return text.endsWith('\n') ? n - 1 : n;
+}
+
+/** A candidate folder as the git layer takes it: the pristine cache's bare repository (the host's), or a user's checkout. */
+function repoOf(dir: string): GitRepo {
+  return isGitDir(dir) ? { gitDir: dir } : { checkout: dir };
 }

@@ -1,5 +1,13 @@
 import * as path from 'node:path';
 
+/**
+ * uid and gid of the image contract's `solver` user (sandbox/README.md), the one every work
+ * container runs as: what the solver can write on the host is what these ids can write (the git
+ * layer refuses such a git folder, src/core/git/guard.ts).
+ */
+export const SOLVER_UID = 1000;
+export const SOLVER_GID = 1000;
+
 /** File names written into `private/harness/` (the reference harness's inputs to judge and verify). */
 export const HARNESS_FILES = { answers: 'answers.json', patch: 'patch.diff', script: 'reproduce_exp_bench.sh' } as const;
 
@@ -9,7 +17,8 @@ export const HARNESS_FILES = { answers: 'answers.json', patch: 'patch.diff', scr
  *     <session>/
  *       workspace/        the masked repository; the ONLY part any container mounts (/workspace)
  *       private/          never mounted into any container
- *         manifest.json   task id, source, pinned SHA(s), masked paths + blob hashes, image
+ *         repo.git/       the host's repository of the workspace (bare; workspace/ is its work tree)
+ *         manifest.json   task id, source, pinned SHA(s), masked paths + blob hashes, image, task start
  *         state.json      phase, clock, answers draft (atomic writes)
  *         events.jsonl    append-only record of the work (versioned schema)
  *         owner.json      who writes state.json and events.jsonl now (newest opener wins)
@@ -30,6 +39,12 @@ export class SessionLayout {
   get channel(): string { return path.join(this.root, 'channel'); }
   /** Proctored sessions only: the solver build of the extension, mounted read-only at /expbench/extensions. */
   get editorExtensions(): string { return path.join(this.root, 'editor-extensions'); }
+  /**
+   * The host's repository of the session (bare, never mounted, never writable by the solver): the
+   * task start commit, the frozen submission, and the index the host keeps of `workspace/` (its
+   * work tree, read as data). The workspace's own `.git` is the solver's and never used by the host.
+   */
+  get repository(): string { return path.join(this.private, 'repo.git'); }
   get manifest(): string { return path.join(this.private, 'manifest.json'); }
   get state(): string { return path.join(this.private, 'state.json'); }
   get events(): string { return path.join(this.private, 'events.jsonl'); }

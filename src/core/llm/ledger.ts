@@ -12,6 +12,9 @@ import { errorMessage } from '../util/errors';
 export const ModelPrice = z.object({
   inputPerMTok: z.number().min(0),
   outputPerMTok: z.number().min(0),
+  /** Cache reads and writes, when the model prices them apart (the trajectory viewer's cost per token kind); without them a call with cache tokens is unpriced there. */
+  cacheReadPerMTok: z.number().min(0).optional(),
+  cacheWritePerMTok: z.number().min(0).optional(),
 }).strict();
 export type ModelPrice = z.infer<typeof ModelPrice>;
 /** Model name → {@link ModelPrice}. */

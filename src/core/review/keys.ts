@@ -43,7 +43,7 @@ let me: Promise<string> | undefined;
 export function whoAmI(): Promise<string> {
   me ??= (async () => {
     for (const key of ['user.email', 'user.name']) {
-      const r = await git(['config', '--get', key], { userConfig: true, okCodes: [1], subject: `git config ${key}`, cwd: os.homedir() }).catch(() => undefined);
+      const r = await git(['config', '--get', key], { repo: 'none', userConfig: true, okCodes: [1], subject: `git config ${key}` }).catch(() => undefined);
       const v = r?.code === 0 ? r.text.trim() : '';
       if (v) return v;
     }

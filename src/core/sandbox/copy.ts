@@ -5,9 +5,10 @@ import * as tarFs from 'tar-fs';
 import { ExpBenchError } from '../errors';
 import { dockerError, engineMessage, statusOf } from './connection';
 
-/** uid/gid of the image contract's `solver` user (sandbox/README.md). */
-export const SOLVER_UID = 1000;
-export const SOLVER_GID = 1000;
+import { SOLVER_GID, SOLVER_UID } from '../layout';
+
+/** uid/gid of the image contract's `solver` user (sandbox/README.md); defined in layout/. */
+export { SOLVER_GID, SOLVER_UID };
 
 /** Options of {@link copyIn}. */
 export interface CopyInOptions {

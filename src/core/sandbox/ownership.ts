@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
-import { configureIfRepository } from '../git';
 import { SOLVER_GID, SOLVER_UID } from './copy';
 import { errorMessage } from '../util/errors';
 
@@ -17,10 +16,11 @@ const logger = log('sandbox');
  * prepared it (root here, in CI, on servers). The rule (one, for every engine on Linux):
  *
  * 1. Owner uid 1000 (the usual desktop user): nothing to do; run as `solver`.
- * 2. Otherwise the workspace KEEPS its owner (so host-side `git` sees no "dubious ownership") and is
- *    shared with the solver through its group: group 1000, group read/write (`g+rwX`), set-gid
- *    directories (new files stay in group 1000), and `core.sharedRepository=group` in its git
- *    repository (git keeps objects and the index group-writable). Run as `solver`.
+ * 2. Otherwise the workspace KEEPS its owner and is shared with the solver through its group:
+ *    group 1000, group read/write (`g+rwX`), set-gid directories (new files stay in group 1000).
+ *    Its `.git` (the solver's own repository, never used by the host) was written with
+ *    `core.sharedRepository=group` by the preparation (git keeps objects and the index
+ *    group-writable); nothing of it is changed or run here. Run as `solver`.
  *    Needs root, or an owner who is a member of group 1000.
  * 3. When 2 is not permitted: run as the owner's `uid:gid` (never as root: a root-owned workspace
  *    on a non-root host process cannot occur, since the process prepared it).
@@ -47,7 +47,6 @@ export async function shareWorkspaceWithSolver(dir: string): Promise<string> {
     await run('chmod', ['-R', 'g+rwX', dir]);
     await run('find', [dir, '-type', 'd', '-exec', 'chmod', 'g+s', '{}', '+']);
     await setDefaultAcls(dir);
-    await configureIfRepository(dir, 'core.sharedRepository', 'group');
     logger.debug(`workspace ${dir} shared with group ${SOLVER_GID} (owner uid ${st.uid} kept)`);
     return 'solver';
   } catch (e) {

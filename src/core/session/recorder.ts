@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { createPatch } from 'diff';
 import { git } from '../git';
+import { openHostRepository, type HostRepository } from '../workspace/hostRepo';
 import { SerialChain } from '../util/serial';
 import { isKnownCache } from '../workspace/patchRule';
 import { excerpt, MAX_DIFF_CHARS } from './events';
@@ -22,14 +23,16 @@ export interface CommandRecord {
  * Records the baseliner's work on the workspace as events, independent of VS Code (the extension's
  * recorder forwards editor saves, file-system changes and terminal commands here):
  * - `file.edited` with a unified diff (jsdiff `createPatch`) of the file against the content last
- *   recorded for it, or, the first time, against its content at the `task start` commit (`git show
- *   HEAD:<path>`; empty for a file that is not in it). Unchanged saves record nothing.
+ *   recorded for it, or, the first time, against its content at the `task start` commit (read from
+ *   the session's host repository, never the workspace's `.git`; empty for a file that is not in
+ *   it). Unchanged saves record nothing.
  * - `file.created` / `file.deleted` / `file.changed` (the workspace watcher, src/core/session/watcher.ts); `command.run`.
  * Paths are workspace-relative with `/`; anything outside the workspace, under `.git/` or in a known
  * cache (src/core/workspace/patchRule.ts: `__pycache__/`, `*.pyc`, …) is not recorded.
  */
 export class WorkspaceRecorder {
   private readonly last = new Map<string, string>();
+  private host: Promise<HostRepository> | undefined;
   private readonly chain = new SerialChain();
 
   constructor(private readonly session: Session) {}
@@ -101,8 +104,10 @@ export class WorkspaceRecorder {
     return this.chain.run(fn);
   }
 
-  /** Content of `rel` at the workspace's `task start` commit; '' when absent there (or no repository). */
-  private taskStart(rel: string): Promise<string> {
-    return git(['show', `HEAD:${rel}`], { cwd: this.session.layout.workspace }).then((r) => r.text, () => '');
+  /** Content of `rel` at the session's `task start` commit (the host repository's); '' when absent there (or no repository). */
+  private async taskStart(rel: string): Promise<string> {
+    const h = await (this.host ??= openHostRepository(this.session.layout)).catch(() => undefined);
+    if (!h) return '';
+    return git(['cat-file', 'blob', `${h.taskStart}:${rel}`], { repo: { gitDir: h.gitDir }, okCodes: [] }).then((r) => r.text, () => '');
   }
 }

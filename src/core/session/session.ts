@@ -1,9 +1,10 @@
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { SessionClock } from './clock';
-import { EventLog } from './events';
+import { EventLog, readEvents } from './events';
+import { missingOutcome } from './outcome';
 import type { SessionLayout } from '../layout';
-import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema } from './state';
+import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema, type SessionState } from './state';
 import { SessionOwnership } from './owner';
 import { SessionStore } from './store';
 import { errorMessage } from '../util/errors';
@@ -60,8 +61,23 @@ export class Session {
     const session = new Session(layout, store, events, owner, opts);
     const restored = store.state.clock.segments.length > 0 || store.state.notes.length > 0 || store.state.phase !== 'design';
     await events.append({ type: 'session.opened', client: opts.client, restored, ...(opts.taskId ? { taskId: opts.taskId } : {}) });
+    // A submission or give-up whose process stopped between state.json and its event is completed here.
+    if (isFinished(store.state)) {
+      const missing = await missingOutcome(layout, store.state, (await readEvents(layout.events)).events);
+      if (missing) {
+        logger.warn(`${layout.root}: the ${String(missing.type)} event was missing (its process stopped midway); recorded now`);
+        await events.append(missing as Parameters<EventLog['append']>[0]);
+      }
+    }
     await session.clock.restore({ resume: opts.resumeClock ?? true });
     return session;
+  }
+
+  /** Whether a finished `state` lacks its `submitted`/`gave_up` event in the session's log (see {@link missingOutcome}). */
+  static async missingOutcomeEvent(layout: SessionLayout, state: SessionState): Promise<boolean> {
+    if (!isFinished(state)) return false;
+    const { events } = await readEvents(layout.events).catch(() => ({ events: [] }));
+    return (await missingOutcome(layout, state, events)) !== undefined;
   }
 
   get state() { return this.store.state; }

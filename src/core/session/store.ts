@@ -1,11 +1,12 @@
 import { promises as fsp } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { Emitter, type Disposable, type Event } from '../util/emitter';
 import { readRegularFile, writeJsonAtomic } from '../util/fs';
 import { SerialChain } from '../util/serial';
 import { type SessionOwnership, takenOver } from './owner';
-import { initialState, SessionState, SessionStateSchema, STATE_VERSION } from './state';
+import { initialState, isFinished, SessionState, SessionStateSchema, STATE_VERSION } from './state';
 import { errorMessage } from '../util/errors';
 
 const logger = log('session');
@@ -88,9 +89,13 @@ export class SessionStore implements Disposable {
 
   /**
    * Applies `mutator` to a copy of the state, validates the result, makes it current and
-   * schedules the write. Returns the new state.
-   * @throws ExpBenchError `SESSION_INVALID` when the result fails the schema (the state is unchanged),
-   *   when the store was disposed, or when another owner took the session over.
+   * schedules the write. Returns the new state. Once the state is submitted or given up, what was
+   * frozen with it ({@link FROZEN_FIELDS}: the answers, the notes, the outcome, the working time's
+   * segments) can no longer change, whoever calls (the freeze lives here, in the store that writes
+   * the file, not only in `Session`).
+   * @throws ExpBenchError `SESSION_INVALID` when the result fails the schema or changes a frozen
+   *   field (the state is unchanged), when the store was disposed, or when another owner took the
+   *   session over.
    */
   update(mutator: (draft: SessionState) => void): SessionState {
     if (this.disposed) throw new ExpBenchError('SESSION_INVALID', this.file, 'the session store is closed');
@@ -98,6 +103,14 @@ export class SessionStore implements Disposable {
     const draft = structuredClone(this.current) as SessionState;
     mutator(draft);
     draft.updatedAt = new Date(this.now()).toISOString();
+    if (isFinished(this.current)) {
+      const changed = FROZEN_FIELDS.filter((k) => !isDeepStrictEqual(frozenPart(this.current, k), frozenPart(draft, k)));
+      if (changed.length) {
+        const s = this.current;
+        throw new ExpBenchError('SESSION_INVALID', this.file,
+          `rejected change of ${changed.join(', ')}: the session was ${s.submitted ? 'submitted' : 'given up'} at ${(s.submitted ?? s.gaveUp)!.at}, and what was frozen with it does not change`);
+      }
+    }
     const checked = SessionStateSchema.safeParse(draft);
     if (!checked.success) throw new ExpBenchError('SESSION_INVALID', this.file, `rejected change: ${checked.error.message}`);
     this.current = deepFreeze(checked.data);
@@ -200,6 +213,16 @@ async function parseState(file: string, text: string, now: () => number): Promis
   await fsp.copyFile(file, backup);
   throw new ExpBenchError('SESSION_INVALID', file,
     `cannot restore the session: ${problem}. The file was left as it is and a copy kept at ${backup}; repair it, or move it away to start a new state.`);
+}
+
+/**
+ * What a submission or give-up freezes in the state: the design and conclusion, the notes, the
+ * outcome itself, and the clock's segments (the working time recorded).
+ */
+export const FROZEN_FIELDS = ['design', 'conclusion', 'notes', 'submitted', 'gaveUp', 'clock.segments'] as const;
+
+function frozenPart(s: SessionState, k: (typeof FROZEN_FIELDS)[number]): unknown {
+  return k === 'clock.segments' ? s.clock.segments : s[k];
 }
 
 function deepFreeze<T>(o: T): T {

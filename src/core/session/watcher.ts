@@ -1,7 +1,8 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import { git } from '../git';
+import { git, type GitRepo } from '../git';
+import { hostRepositoryOf } from '../workspace/hostRepo';
 import { log } from '../log';
 import { errorMessage } from '../util/errors';
 import { isKnownCache } from '../workspace/patchRule';
@@ -39,7 +40,8 @@ interface Seen { size: number; mtimeMs: number }
  * Not watched or recorded: `.git/`, the known caches (src/core/workspace/patchRule.ts:
  * `__pycache__/`, `*.pyc`, …), and files git ignores (`.gitignore`, `.git/info/exclude`, which
  * holds `.devcontainer/`): folders ignored at start are not watched at all, and every batch's new
- * paths are checked with `git check-ignore`. Changes are debounced ({@link WATCH_DEBOUNCE_MS}, at
+ * paths are checked with `git check-ignore`. Git runs in the session's host repository
+ * (`private/repo.git`, the workspace as its work tree), never in the workspace's own `.git`. Changes are debounced ({@link WATCH_DEBOUNCE_MS}, at
  * most {@link WATCH_MAX_WAIT_MS}) and recorded one batch at a time.
  */
 export class WorkspaceWatcher {
@@ -51,7 +53,7 @@ export class WorkspaceWatcher {
   private fsw: FSWatcher | undefined;
   private closed = false;
 
-  private constructor(readonly workspace: string, private readonly recorder: WorkspaceRecorder,
+  private constructor(readonly workspace: string, private readonly repo: GitRepo, private readonly recorder: WorkspaceRecorder,
     private readonly opts: WorkspaceWatcherOptions, private readonly ignoredDirs: string[]) {}
 
   /**
@@ -60,12 +62,13 @@ export class WorkspaceWatcher {
    * @throws ExpBenchError `GIT_FAILED` when the workspace's files cannot be listed.
    */
   static async start(workspace: string, recorder: WorkspaceRecorder, opts: WorkspaceWatcherOptions = {}): Promise<WorkspaceWatcher> {
-    const run = { cwd: workspace, env: { GIT_LITERAL_PATHSPECS: '1' } };
+    const h = await hostRepositoryOf(workspace);
+    const run = { repo: h.repo, env: { GIT_LITERAL_PATHSPECS: '1' } };
     const [files, ignored] = await Promise.all([
       git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], run),
       git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], run),
     ]);
-    const w = new WorkspaceWatcher(path.resolve(workspace), recorder, opts,
+    const w = new WorkspaceWatcher(path.resolve(workspace), h.repo, recorder, opts,
       ignored.text.split('\0').filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1)));
     for (const f of files.text.split('\0')) if (f && !isKnownCache(f)) w.known.set(f, undefined);
     await w.watch();
@@ -167,7 +170,7 @@ export class WorkspaceWatcher {
   /** Which of `rels` (not tracked) git ignores. */
   private async gitIgnored(rels: string[]): Promise<Set<string>> {
     if (rels.length === 0) return new Set();
-    const r = await git(['check-ignore', '-z', '--stdin'], { cwd: this.workspace, input: rels.join('\0') + '\0', okCodes: [1] });
+    const r = await git(['check-ignore', '-z', '--stdin'], { repo: this.repo, input: rels.join('\0') + '\0', okCodes: [1] });
     return new Set(r.text.split('\0').filter(Boolean));
   }
 }

@@ -54,8 +54,12 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   ev('submitted', {
     workingMs: ms, answers: z.string(), design: z.string(), patch: z.string().nullable(),
     patchBytes: z.number().int().nonnegative(), script: z.string().nullable(),
+    /** The frozen submission: the work tree's commit in the host repository (`refs/expbench/submitted`). */
+    commit: z.string().optional(),
+    /** Recorded by a later opener: the submitting process stopped after state.json said submitted (src/core/session/outcome.ts). */
+    recovered: z.boolean().optional(),
   }),
-  ev('gave_up', { workingMs: ms, reason: z.string().optional() }),
+  ev('gave_up', { workingMs: ms, reason: z.string().optional(), recovered: z.boolean().optional() }),
   /** A proctored window's baseliner: name or id and the rules accepted, before the clock can start (src/core/channel/protocol.ts). */
   ev('baseliner.attested', { baseliner: z.string(), rules: z.array(z.string()), aiAllowed: z.boolean(), client: z.string().optional() }),
   /** What a proctored window reported of its AI features (chat, inline completions, language-model tools): `off` true when all were off. */

@@ -65,16 +65,83 @@ export const FileEditSchema = z.object({
 });
 export type FileEdit = z.infer<typeof FileEditSchema>;
 
+/**
+ * One model call's usage, per token kind, as Inspect's `ModelUsage` counts them: `inputTokens` are
+ * the input tokens charged at the full rate (cache reads and writes apart); `outputTokens` include
+ * the reasoning tokens (`reasoningTokens` says how many of them were reasoning); `totalTokens` is
+ * the call's total as its source counts it (Inspect `total_tokens`; prompt + completion for
+ * OpenAI-style sources, whose prompt count holds the cached tokens: an importer of such a source
+ * subtracts the cache reads and writes from the prompt to get `inputTokens`). See
+ * {@link callTokens}.
+ */
 export const ModelCallSchema = z.object({
   model: z.string().optional(),
   inputTokens: z.number().nonnegative().optional(),
   outputTokens: z.number().nonnegative().optional(),
   cacheReadTokens: z.number().nonnegative().optional(),
   cacheWriteTokens: z.number().nonnegative().optional(),
+  /** Of `outputTokens`, those spent on reasoning. */
+  reasoningTokens: z.number().nonnegative().optional(),
+  /** The call's total as the source counts it (cache included); absent when the source gives none. */
+  totalTokens: z.number().nonnegative().optional(),
   /** Cost of this call, US dollars, when the source says. */
   costUsd: z.number().nonnegative().optional(),
 });
 export type ModelCall = z.infer<typeof ModelCallSchema>;
+
+/**
+ * The tokens of one model call as its source counts them: `totalTokens` when the source gives it,
+ * else input + output + cache read + cache write; undefined when the call has no count at all.
+ */
+export function callTokens(m: ModelCall | undefined): number | undefined {
+  if (!m) return undefined;
+  if (m.totalTokens !== undefined) return m.totalTokens;
+  const parts = [m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheWriteTokens];
+  if (parts.every((x) => x === undefined)) return undefined;
+  return parts.reduce<number>((n, x) => n + (x ?? 0), 0);
+}
+
+/**
+ * A model's reasoning apart from its reply: the text when the provider gives it, `redacted` when
+ * the provider sent it encrypted (Inspect `ContentReasoning.redacted`, Anthropic
+ * `redacted_thinking`, OpenAI encrypted reasoning items), with the readable `summary` when any.
+ */
+export const StepReasoningSchema = z.object({
+  text: z.string().optional(),
+  summary: z.string().optional(),
+  redacted: z.boolean().optional(),
+});
+export type StepReasoning = z.infer<typeof StepReasoningSchema>;
+
+/**
+ * Work of the run that is not the agent's: the harness's setup (Inspect's `init` span, setup
+ * solvers), scoring (the `scorers` span, score events), cleanup after the agent, and the
+ * harness's own bookkeeping (OpenHands agent-state changes). Such steps never move the inferred
+ * phase, and a viewer shows the stage in place of a phase. Absent: the agent's work.
+ */
+export const STAGES = ['setup', 'scoring', 'cleanup', 'harness'] as const;
+export const StageSchema = z.enum(STAGES);
+export type Stage = z.infer<typeof StageSchema>;
+
+/** A sandbox or runtime operation a tool call made, folded into the tool call's step (Inspect `sandbox` events in its span). */
+export const StepExecSchema = z.object({
+  /** `exec`, `read_file`, `write_file`, or the source's word. */
+  action: z.string(),
+  command: z.string().optional(),
+  file: z.string().optional(),
+  exitCode: z.number().int().nullable().optional(),
+  /** The operation's output (full). */
+  output: z.string().optional(),
+  durationMs: z.number().nonnegative().optional(),
+  /** RFC 6901 pointer of the source event. */
+  pointer: z.string().optional(),
+});
+export type StepExec = z.infer<typeof StepExecSchema>;
+
+/** What a step is for the run as a whole, when it is one of these: the task given, a system prompt, a demonstration, the final submission. */
+export const PURPOSES = ['task', 'system-prompt', 'demonstration', 'submission'] as const;
+export const PurposeSchema = z.enum(PURPOSES);
+export type Purpose = z.infer<typeof PurposeSchema>;
 
 export const StepSourceSchema = z.object({
   /** The file the step came from (as given to the importer). */
@@ -104,13 +171,23 @@ export const StepSchema = z.object({
   phase: PhaseSchema,
   /** True when the phase was guessed from what the step does (agents); absent/false when recorded. */
   phaseInferred: z.boolean().optional(),
-  /** Message, thought or reasoning text. */
+  /** Message or thought text (the reply; a model's reasoning is `reasoning`). */
   text: z.string().optional(),
+  /** The model's reasoning, apart from its reply. */
+  reasoning: StepReasoningSchema.optional(),
   action: StepActionSchema.optional(),
   observation: StepObservationSchema.optional(),
   edits: z.array(FileEditSchema).optional(),
   model: ModelCallSchema.optional(),
   errors: z.array(z.string()).optional(),
+  /** Sandbox operations this tool call made (folded in, not rows of their own). */
+  execs: z.array(StepExecSchema).optional(),
+  /** Not the agent's work (setup, scoring, cleanup, the harness's bookkeeping); absent for the agent's. */
+  stage: StageSchema.optional(),
+  /** The task given, a system prompt, a demonstration or the final submission. */
+  purpose: PurposeSchema.optional(),
+  /** The innermost span (Inspect) the step ran in: its id in the trajectory's `spans`, and its depth (0 = top level). */
+  span: z.object({ id: z.string(), depth: z.number().int().nonnegative() }).optional(),
   source: StepSourceSchema,
   /** Fields of the source event that the model has no place for, kept as they were. */
   extra: z.record(z.string(), z.unknown()).optional(),
@@ -174,7 +251,9 @@ export function stepFromSessionEvent(ev: SessionEvent, phase: Phase, source: Ste
         ...(ev.error ? { errors: [ev.error] } : {}), ...(ev.record ? { extra: { record: ev.record } } : {}) }, phase };
     case 'agent.model_call':
       return { step: { ...base, kind: 'model', actor: 'agent', time: time && { ...time, durationMs: ev.durationMs },
-        model: { model: ev.model, inputTokens: ev.inputTokens, outputTokens: ev.outputTokens, ...(ev.cachedTokens !== undefined ? { cacheReadTokens: ev.cachedTokens } : {}), ...(ev.costUsd !== null ? { costUsd: ev.costUsd } : {}) },
+        // the agent's prompt count (OpenAI `prompt_tokens`) holds the cached tokens: input is the rest
+        model: { model: ev.model, inputTokens: Math.max(0, ev.inputTokens - (ev.cachedTokens ?? 0)), outputTokens: ev.outputTokens, totalTokens: ev.inputTokens + ev.outputTokens,
+          ...(ev.cachedTokens !== undefined ? { cacheReadTokens: ev.cachedTokens } : {}), ...(ev.costUsd !== null ? { costUsd: ev.costUsd } : {}) },
         ...(ev.text ? { text: ev.text } : {}), ...(ev.error ? { errors: [ev.error] } : {}) }, phase };
     case 'agent.tool_call':
       return { step: { ...base, kind: 'tool', actor: 'agent', time: time && { ...time, durationMs: ev.durationMs },

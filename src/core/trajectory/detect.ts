@@ -68,12 +68,15 @@ export async function detectFormat(file: string): Promise<Detected> {
     return { kind: 'unknown', reason: `not JSON: ${errorMessage(e)}` };
   }
   const c = classifyDoc(doc);
-  return c ? { kind: 'json', ...c, doc } : { kind: 'unknown', reason: `JSON of no known trajectory shape${isObj(doc) ? ` (keys ${Object.keys(doc).slice(0, 8).join(', ')})` : ''}` };
+  if (c) return { kind: 'json', ...c, doc };
+  if (Array.isArray(doc) && doc.length > 0 && doc.every((x) => isObj(x) && 'instance_id' in x && 'model_patch' in x)) return { kind: 'unknown', reason: `SWE-bench predictions (${doc.length} × {instance_id, model_patch}): patches without a trajectory` };
+  if (Array.isArray(doc) && doc.length === 0) return { kind: 'unknown', reason: 'an empty JSON array: no events to read (an OpenHands export of a conversation with no events is one)' };
+  return { kind: 'unknown', reason: `JSON of no known trajectory shape${isObj(doc) ? ` (keys ${Object.keys(doc).slice(0, 8).join(', ')})` : Array.isArray(doc) ? ` (an array of ${doc.length} values that are no OpenHands events)` : ''}` };
 }
 
 function classifyLine(o: Obj | undefined): { format: TrajectoryFormat; shape: 'events' | 'eval-output' } | undefined {
   if (!o) return undefined;
-  if (Array.isArray(o.history)) {
+  if (Array.isArray(o.history) && !o.history.every((m) => isObj(m) && typeof m.role === 'string')) {
     const h = o.history;
     return { format: h.some(isV1Event) ? 'openhands-v1' : 'openhands-v0', shape: 'eval-output' };
   }
@@ -89,6 +92,8 @@ export function classifyDoc(doc: unknown): { format: TrajectoryFormat; shape: st
     if (doc.length === 0) return undefined;
     if (doc.some(isV1Event)) return { format: 'openhands-v1', shape: 'array' };
     if (doc.some(isV0Event) || doc.some((x) => Array.isArray(x) && x.length === 2 && isObj(x[0]) && 'action' in x[0])) return { format: 'openhands-v0', shape: 'array' };
+    // mini-swe-agent's first trajectory files: the bare list of chat messages
+    if (doc.every((m) => isObj(m) && typeof m.role === 'string' && 'content' in m)) return { format: 'mini-swe-agent', shape: 'messages' };
     return undefined;
   }
   const d = obj(doc);
@@ -96,10 +101,13 @@ export function classifyDoc(doc: unknown): { format: TrajectoryFormat; shape: st
   if (isObj(d.eval) && ('samples' in d || 'status' in d || 'plan' in d)) return { format: 'inspect-json', shape: 'inspect-log' };
   const steps = arr(d.steps);
   if (steps && (str(d.schema_version)?.startsWith('ATIF') || steps.some((s) => isObj(s) && 'step_id' in s && 'source' in s))) return { format: 'atif', shape: 'atif' };
+  // SWE-agent: `trajectory` (with or without `history`), or only a `history` of chat messages
+  // (the demonstration/replay form: `{"history": [{role, content, …}]}`), never an OpenHands instance
   if (Array.isArray(d.trajectory) || (Array.isArray(d.history) && ('info' in d || 'environment' in d))) return { format: 'swe-agent', shape: 'traj' };
+  if (Array.isArray(d.history) && !('instance_id' in d) && d.history.length > 0 && d.history.every((m) => isObj(m) && typeof m.role === 'string')) return { format: 'swe-agent', shape: 'traj' };
   const msgs = arr(d.messages);
   if (msgs && isObj(d.info) && msgs.every((m) => isObj(m) && typeof m.role === 'string')) return { format: 'mini-swe-agent', shape: 'traj' };
-  if (Array.isArray(d.history) && ('instance_id' in d)) return { format: d.history.some(isV1Event) ? 'openhands-v1' : 'openhands-v0', shape: 'eval-output-doc' };
+  if (Array.isArray(d.history) && ('instance_id' in d || 'issue' in d)) return { format: d.history.some(isV1Event) ? 'openhands-v1' : 'openhands-v0', shape: 'eval-output-doc' };
   if (('design' in d && 'conclusion' in d) && Object.keys(d).length <= 6) return { format: 'exp-bench-harness', shape: 'gen' };
   if (isHarnessJudge(d)) return { format: 'exp-bench-harness', shape: 'judge' };
   const c: Obj = d;

@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { outcomeFromHarnessJudge } from '../interop/harnessIn';
 import type { NewStep } from '../steps/step';
+import { splitDiff } from './patchFiles';
 import { errorMessage } from '../util/errors';
 import { finishTrajectory } from './finish';
 import { num, obj, str, type Obj } from './json';
@@ -33,6 +34,50 @@ export function harnessKey(file: string): { paper: string; index: number; iter: 
 /** True when a zero-byte file is named as a harness patch (an empty patch, which content cannot show). */
 export function isHarnessPatchName(file: string): boolean {
   return /_eval_gen\.patch$/.test(path.basename(file)) && !!harnessKey(file);
+}
+
+/** At most this many names of a folder are looked at for a record's other files (a hostile folder may hold millions). */
+const COMPANION_SCAN = 20_000;
+/** A record's other file above this size is left out, named (the harness writes answers, patches and judge files of kilobytes). */
+export const COMPANION_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The other files of the records that `files` belong to, found beside them: a harness record is
+ * four files named by one `<paper>_task_index_<i>_iter_<n>` (answers, patch, judge file, config),
+ * and opening one of them (the viewer's "Open as Trajectory", a triage row) must show the record,
+ * not a quarter of it (the judge's scores, the conference in the config's `output_folder`). Only
+ * regular files are taken (never a link or a special file: the folder may be a solver's); a file
+ * already in `files` is not repeated; one above {@link COMPANION_MAX_BYTES} is listed in `tooLarge`.
+ * Paths, in folder order then name order.
+ */
+export async function harnessCompanions(files: readonly string[]): Promise<{ files: string[]; tooLarge: string[] }> {
+  const given = new Set(files.map((f) => path.resolve(f)));
+  const keys = new Map<string, Set<string>>();
+  for (const f of given) {
+    const k = harnessKey(f);
+    if (k) keys.set(path.dirname(f), (keys.get(path.dirname(f)) ?? new Set()).add(k.key));
+  }
+  const out: string[] = []; const tooLarge: string[] = [];
+  for (const [dir, want] of keys) {
+    const names: string[] = [];
+    const d = await fsp.opendir(dir).catch(() => undefined);
+    if (!d) continue;
+    try {
+      for await (const e of d) {
+        if (names.length >= COMPANION_SCAN) break;
+        if (e.isFile()) names.push(e.name);
+      }
+    } catch { /* a folder that cannot be listed: the given files alone */ }
+    for (const n of names.sort()) {
+      const f = path.join(dir, n);
+      const k = harnessKey(f);
+      if (!k || !want.has(k.key) || given.has(f)) continue;
+      // the folder may have changed since it was listed: a regular file now, not a link
+      const st = await fsp.lstat(f).catch(() => undefined);
+      if (st?.isFile()) (st.size > COMPANION_MAX_BYTES ? tooLarge : out).push(f);
+    }
+  }
+  return { files: out, tooLarge };
 }
 
 /** Builds the records of a set of harness files (problems for files that fit no record go to `fileProblems`). */
@@ -123,50 +168,10 @@ function record(key: NonNullable<ReturnType<typeof harnessKey>>, parts: HarnessF
   return t;
 }
 
-interface FileDiff { path: string; rawPath: string; line: number; text: string; op: string; cut?: string }
-
-/** Splits a `diff -urN` / `git diff` text into per-file diffs, with host paths reduced and cut hunks flagged. */
-export function splitDiff(text: string): FileDiff[] {
-  const lines = text.split('\n');
-  const out: FileDiff[] = [];
-  let cur: { start: number; lines: string[] } | undefined;
-  const flush = () => { if (cur) out.push(describe(cur.lines, cur.start)); cur = undefined; };
-  lines.forEach((l, i) => {
-    const header = /^diff /.test(l);
-    const minus = /^--- /.test(l) && /^\+\+\+ /.test(lines[i + 1] ?? '');
-    const awaitingMinus = !!cur && /^diff /.test(cur.lines[0]) && !cur.lines.some((x) => x.startsWith('--- '));
-    if (header || (minus && !awaitingMinus)) { flush(); cur = { start: i + 1, lines: [] }; }
-    cur?.lines.push(l);
-  });
-  flush();
-  return out;
-}
-
-function describe(lines: string[], start: number): FileDiff {
-  const minus = lines.find((l) => l.startsWith('--- '))?.slice(4).split('\t')[0] ?? '';
-  const plus = lines.find((l) => l.startsWith('+++ '))?.slice(4).split('\t')[0] ?? '';
-  const pick = minus && minus !== '/dev/null' ? minus : plus;
-  const p = pick.replace(/^[ab]\//, '').replace(/^.*?\/workspace\//, 'workspace/').replace(/^workspace\/[^/]+\//, '');
-  const op = minus === '/dev/null' || lines.some((l) => /^@@ -0,0 /.test(l)) ? 'create' : plus === '/dev/null' || lines.some((l) => / \+0,0 @@/.test(l)) ? 'delete' : 'edit';
-  let cut: string | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const h = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(lines[i]);
-    if (!h) continue;
-    let old = h[1] === undefined ? 1 : Number(h[1]); let neu = h[2] === undefined ? 1 : Number(h[2]);
-    let j = i + 1;
-    for (; j < lines.length && (old > 0 || neu > 0); j++) {
-      const c = lines[j][0];
-      if (c === ' ') { old--; neu--; } else if (c === '-') old--; else if (c === '+') neu--; else if (c === '\\') continue; else break;
-    }
-    if (old > 0 || neu > 0) { cut = `hunk at line ${start + i} is short of ${Math.max(old, 0)} old and ${Math.max(neu, 0)} new line(s): the patch was cut or damaged and will not apply`; break; }
-    i = j - 1;
-  }
-  return { path: p || '(unknown)', rawPath: pick, line: start, text: lines.join('\n'), op, ...(cut ? { cut } : {}) };
-}
-
 /** Reads a harness file's content (JSON, or the patch text). */
 export async function readHarnessFile(file: string, part: HarnessPart): Promise<HarnessFile> {
   const text = await fsp.readFile(file, 'utf8');
   if (part === 'patch') return { file, part, text };
   try { return { file, part, json: obj(JSON.parse(text)) }; } catch (e) { throw new Error(`not JSON: ${errorMessage(e)}`); }
 }
+export { splitDiff } from './patchFiles';

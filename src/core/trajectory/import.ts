@@ -1,10 +1,12 @@
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { readJsonLines } from '../util/jsonl';
 import { errorMessage } from '../util/errors';
 import { atifToTrajectory } from './atif';
 import type { ImportContext } from './context';
 import { detectFormat } from './detect';
-import { harnessRecords, readHarnessFile, type HarnessFile, type HarnessPart } from './expbench';
+import { importEventFolder } from './folder';
+import { COMPANION_MAX_BYTES, harnessCompanions, harnessRecords, readHarnessFile, type HarnessFile, type HarnessPart } from './expbench';
 import { importInspectEval, importInspectJson, UnreadableError } from './inspect';
 import { obj, ptr } from './json';
 import { eventListToTrajectory, evalOutputToTrajectory, type Located } from './openhands';
@@ -54,12 +56,20 @@ export async function importFiles(files: string[], onTrajectory: (t: Trajectory)
   for (const file of files) {
     const report: FileReport = { file, format: null, trajectories: 0, unreadable: false };
     reports.push(report);
+    let lastFormat: TrajectoryFormat | undefined;
     const ctx: ImportContext = {
       file,
-      emit: async (t) => { report.trajectories++; await onTrajectory(t); },
+      emit: async (t) => { report.trajectories++; lastFormat = t.format; await onTrajectory(t); },
       problem: (p) => problems.push({ file, ...p }),
     };
     try {
+      // a folder: an OpenHands conversation persisted one event per file
+      if ((await fsp.stat(file)).isDirectory()) {
+        if (await importEventFolder(ctx)) { report.format = report.trajectories ? (lastFormat ?? null) : null; continue; }
+        report.unreadable = true;
+        problems.push({ file, pointer: '', severity: 'error', message: 'a folder, but no OpenHands event folder (`events/event-NNNNN-<id>.json` or `events/<n>.json`)' });
+        continue;
+      }
       const d = await detectFormat(file);
       if (d.kind === 'unknown') { report.unreadable = true; problems.push({ file, pointer: '', severity: 'error', message: `no known trajectory format: ${d.reason}` }); continue; }
       report.format = d.format;
@@ -74,7 +84,7 @@ export async function importFiles(files: string[], onTrajectory: (t: Trajectory)
         const id = path.basename(file).replace(/\.(json|jsonl|traj)$/, '');
         if (d.format === 'atif') await ctx.emit(atifToTrajectory(o, file));
         else if (d.format === 'swe-agent') await ctx.emit(sweAgentToTrajectory(o, file));
-        else if (d.format === 'mini-swe-agent') await ctx.emit(miniSweAgentToTrajectory(o, file));
+        else if (d.format === 'mini-swe-agent') await ctx.emit(miniSweAgentToTrajectory(d.shape === 'messages' ? { messages: doc } : o, file));
         else if (d.shape === 'array') await ctx.emit(eventListToTrajectory((doc as unknown[]).map((value, i) => ({ value, pointer: ptr(i) })), file, d.format as 'openhands-v0' | 'openhands-v1', id));
         else if (d.shape === 'eval-output-doc') await ctx.emit(evalOutputToTrajectory(o, file, 1, 0));
       }
@@ -84,9 +94,26 @@ export async function importFiles(files: string[], onTrajectory: (t: Trajectory)
     }
   }
   if (harness.length) {
+    // a harness file is read with its record's other files beside it (not listed as files of their own)
+    const { files: companions, tooLarge } = await harnessCompanions(harness.map((h) => h.f.file));
+    for (const file of tooLarge) problems.push({ file, pointer: '', severity: 'warning', message: `a file of an EXP-Bench harness record beside the one opened, over ${COMPANION_MAX_BYTES / 1048576} MB: left out of the record` });
+    for (const file of companions) {
+      const report: FileReport = { file, format: null, trajectories: 0, unreadable: false };
+      try {
+        const d = await detectFormat(file);
+        if (d.kind === 'patch') harness.push({ f: await readHarnessFile(file, 'patch'), report });
+        else if (d.kind === 'json' && d.format === 'exp-bench-harness') harness.push({ f: { file, part: d.shape as HarnessPart, json: obj(d.doc) }, report });
+        else problems.push({ file, pointer: '', severity: 'warning', message: `named as a file of an EXP-Bench harness record but ${d.kind === 'unknown' ? d.reason : `read as ${d.format}`}: left out of the record` });
+      } catch (e) {
+        problems.push({ file, pointer: '', severity: 'warning', message: `a file of an EXP-Bench harness record beside the one opened, not read: ${errorMessage(e)}` });
+      }
+    }
+    const besides = new Set(companions);
     const records = harnessRecords(harness.map((h) => h.f), problems);
     for (const r of records) {
       for (const f of r.files ?? [r.file]) { const rep = harness.find((h) => h.f.file === f)?.report; if (rep && f === r.file) rep.trajectories++; }
+      const taken = (r.files ?? []).filter((f) => besides.has(f));
+      if (taken.length) r.problems.push({ file: r.file, pointer: '', severity: 'info', message: `read with the record's ${taken.length === 1 ? 'file' : 'files'} beside it: ${taken.map((f) => path.basename(f)).join(', ')}` });
       await onTrajectory(r);
     }
   }

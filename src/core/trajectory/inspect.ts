@@ -6,8 +6,9 @@ import { streamArray } from 'stream-json/streamers/StreamArray';
 import { streamValues } from 'stream-json/streamers/StreamValues';
 import { errorMessage } from '../util/errors';
 import type { ImportContext } from './context';
-import { inspectSampleToTrajectory } from './inspectSample';
+import { inspectSampleToTrajectory, usageOfModelUsage } from './inspectSample';
 import { arr, isObj, obj, ptr, str, type Obj } from './json';
+import type { SourceUsage } from './types';
 import { openZip, type ZipReader } from './zip';
 
 /**
@@ -24,13 +25,16 @@ import { openZip, type ZipReader } from './zip';
  * samples before a cut are still read; smaller ones are parsed whole.
  */
 
-function runInfo(header: Obj | undefined): { task?: string; run: Obj } {
+function runInfo(header: Obj | undefined): { task?: string; run: Obj; agent?: string; fileUsage?: SourceUsage } {
   const ev = obj(header?.eval) ?? {};
   const run: Obj = {};
   for (const k of ['task', 'task_id', 'run_id', 'model', 'created', 'dataset', 'solver', 'eval_id']) if (ev[k] !== undefined) run[k] = ev[k];
   if (header?.status !== undefined) run.status = header.status;
   if (header?.version !== undefined) run.logVersion = header.version;
-  return { ...(str(ev.task) ? { task: str(ev.task) } : {}), run };
+  // the agent: the eval's solver, else the plan's solver names (`plan.steps[].solver`)
+  const solver = str(ev.solver) ?? (arr(obj(header?.plan)?.steps) ?? []).map((x) => str(obj(x)?.solver)).filter(Boolean).join(' → ');
+  const fileUsage = usageOfModelUsage(obj(header?.stats)?.model_usage, 'the log\'s stats.model_usage');
+  return { ...(str(ev.task) ? { task: str(ev.task) } : {}), run, ...(solver ? { agent: solver } : {}), ...(fileUsage ? { fileUsage } : {}) };
 }
 
 const FLAT = /^samples\/([^/]+)\.json$/;
@@ -55,7 +59,7 @@ export async function importInspectEval(ctx: ImportContext): Promise<void> {
       try { header = obj(await readJson(h)); break; } catch (e) { ctx.problem({ pointer: '', entry: h, severity: 'warning', message: `unreadable ${h}: ${errorMessage(e)}` }); }
     }
     if (!header) ctx.problem({ pointer: '', severity: 'warning', message: 'no readable header.json: run metadata and task name unknown' });
-    const { task, run } = runInfo(header);
+    const { task, run, agent, fileUsage } = runInfo(header);
     const flat: string[] = [];
     const chunked = new Map<string, Map<string, Array<{ start: number; name: string }>>>();
     for (const e of zip.entries) {
@@ -77,7 +81,7 @@ export async function importInspectEval(ctx: ImportContext): Promise<void> {
         continue;
       }
       if (!sample) { ctx.problem({ pointer: '', entry: name, severity: 'error', message: 'sample entry is not a JSON object' }); continue; }
-      await ctx.emit(inspectSampleToTrajectory(sample, { file: ctx.file, format: 'inspect-eval', entry: name, base: '', task, run }));
+      await ctx.emit(inspectSampleToTrajectory(sample, { file: ctx.file, format: 'inspect-eval', entry: name, base: '', task, run, agent, fileUsage }));
     }
     for (const [prefix, seqs] of chunked) {
       const shellName = `samples/${prefix}/sample.json`;
@@ -112,7 +116,7 @@ export async function importInspectEval(ctx: ImportContext): Promise<void> {
       let metadata = sample.metadata;
       if (names.has(mdName)) { try { metadata = await readJson(mdName); } catch (e) { ctx.problem({ pointer: '', entry: mdName, severity: 'warning', message: `metadata unreadable: ${errorMessage(e)}` }); } }
       const full: Obj = { ...sample, events: Array.isArray(events) ? events : [], events_data: { messages: Array.isArray(messages) ? messages : [], calls: Array.isArray(calls) ? calls : [] }, attachments, metadata };
-      await ctx.emit(inspectSampleToTrajectory(full, { file: ctx.file, format: 'inspect-eval', entry: shellName, base: '', task, run }));
+      await ctx.emit(inspectSampleToTrajectory(full, { file: ctx.file, format: 'inspect-eval', entry: shellName, base: '', task, run, agent, fileUsage }));
     }
     if (flat.length === 0 && chunked.size === 0) ctx.problem({ pointer: '', severity: 'info', message: `the log holds no samples${header?.status ? ` (status ${String(header.status)})` : ''}` });
   } finally { zip.close(); }
@@ -125,12 +129,12 @@ export class UnreadableError extends Error {}
 export async function importInspectJson(ctx: ImportContext, doc?: unknown): Promise<void> {
   if (doc === undefined) return streamInspectJson(ctx);
   const d = obj(doc) ?? {};
-  const { task, run } = runInfo(d);
+  const { task, run, agent, fileUsage } = runInfo(d);
   const samples = arr(d.samples) ?? [];
   for (let i = 0; i < samples.length; i++) {
     const s = obj(samples[i]);
     if (!s) { ctx.problem({ pointer: ptr('samples', i), severity: 'error', message: 'sample is not an object' }); continue; }
-    await ctx.emit(inspectSampleToTrajectory(s, { file: ctx.file, format: 'inspect-json', base: ptr('samples', i), task, run }));
+    await ctx.emit(inspectSampleToTrajectory(s, { file: ctx.file, format: 'inspect-json', base: ptr('samples', i), task, run, agent, fileUsage }));
   }
   if (samples.length === 0) ctx.problem({ pointer: '/samples', severity: 'info', message: `the log holds no samples${d.status ? ` (status ${String(d.status)})` : ''}` });
 }

@@ -1,9 +1,10 @@
 import { PHASES, type Phase } from '../steps/phases';
-import type { NewStep, StepSource } from '../steps/step';
+import type { NewStep, StepExec, StepSource } from '../steps/step';
 import { PHASE_SPAN_TYPE } from './inspectWrite';
 import { finishTrajectory } from './finish';
-import { arr, asText, commandOf, contentText, editsOf, extra, isObj, num, obj, ptr, stepTime, str, type Obj } from './json';
-import { TrajectoryBuilder, type Trajectory, type TrajectoryFormat } from './types';
+import { spanTree } from './inspectSpans';
+import { arr, asText, commandOf, contentText, count, editsOf, exitCodeOf, extra, isObj, num, obj, ptr, splitContent, stepTime, str, type Obj } from './json';
+import { TrajectoryBuilder, type SourceUsage, type Trajectory, type TrajectoryFormat } from './types';
 
 /**
  * One Inspect AI sample (`EvalSample`, inspect_ai `log/_log.py`) mapped onto steps. Events
@@ -36,6 +37,10 @@ export interface InspectSampleContext {
   task?: string;
   /** Run metadata shared by every sample (model, task, status). */
   run?: Obj;
+  /** The agent: the run's solver (`eval.solver`, else the plan's solver names). */
+  agent?: string;
+  /** The file's own token totals (`stats.model_usage` of the header), when it has them. */
+  fileUsage?: SourceUsage;
 }
 
 export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext): Trajectory {
@@ -43,7 +48,10 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   const epoch = num(sample.epoch) ?? 1;
   const b = new TrajectoryBuilder(epoch > 1 ? `${sid}#${epoch}` : sid, c.format, c.file);
   if (c.task) b.task = c.task;
-  const attachments = obj(sample.attachments) ?? {};
+  // Inspect's own migration of older samples (log/_log.py `EvalSample.migrate_deprecated`): `transcript: {events, content}`
+  // holds the events and the attachments, a single `score` is the scores of one unnamed scorer
+  const transcript = obj(sample.transcript);
+  const attachments = obj(sample.attachments) ?? obj(transcript?.content) ?? {};
   const hasAttachments = Object.keys(attachments).length > 0;
   const resolve = (v: unknown): unknown => {
     if (!hasAttachments && typeof v !== 'string') return v;
@@ -62,17 +70,30 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   const eventsData = obj(sample.events_data);
   const pool = arr(sample.message_pool) ?? arr(eventsData?.messages) ?? [];
   const seen = new Set<string>();
-  const src = (pointer: string, e?: Obj): StepSource => ({
-    file: c.file, ...(c.entry ? { entry: c.entry } : {}), pointer,
-    ...(e && str(e.uuid) ? { id: str(e.uuid) } : {}), ...(e && str(e.event) ? { kind: str(e.event) } : {}),
-  });
+  const src = (pointer: string, e?: Obj): StepSource => {
+    const out: StepSource = { file: c.file, pointer };
+    if (c.entry) out.entry = c.entry;
+    if (e && typeof e.uuid === 'string') out.id = e.uuid;
+    if (e && typeof e.event === 'string') out.kind = e.event;
+    return out;
+  };
 
-  const events = arr(sample.events) ?? [];
+  const events = arr(sample.events) ?? arr(transcript?.events) ?? [];
   b.sourceEvents = events.length;
+  const tree = spanTree(events);
   const unknownKinds = new Map<string, number>();
   const eventsBase = `${c.base}/events/`;
   const phaseSpans = new Map<string, Phase>();
   let spanPhase: Phase | undefined;
+  /** Tool span id → the tool step made of its tool event. */
+  const toolSteps = new Map<string, NewStep>();
+  /** Sandbox operations of a tool span, until its tool step exists. */
+  const execsOf = new Map<string, StepExec[]>();
+  /** Tool-call ids of the tool events, to leave them off the model steps that made the calls. */
+  const toolCallIds = new Set<string>();
+  const modelSteps: Array<{ step: NewStep; calls: Obj[] }> = [];
+  let taskStep: NewStep | undefined;
+  let systemSeen = false;
   events.forEach((raw, i) => {
     const p = eventsBase + i;
     const e = obj(raw);
@@ -86,18 +107,18 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
     const phase = phaseSpans.get(str(e.span_id) ?? '') ?? spanPhase;
     const added = b.steps.length;
     const time = stepTime(e.timestamp, e.completed, e.working_time);
-    const base = { ...(time ? { time } : {}), source: src(p, e) };
-    const errs = (v: unknown): { errors?: string[] } => {
-      if (v === undefined || v === null) return {};
-      const o = obj(v);
-      return { errors: [o ? String(o.message ?? asText(o)) : asText(v)] };
-    };
+    const stage = tree.stageOf(i);
+    const shown = tree.shownSpan(i);
+    const base: Pick<NewStep, 'time' | 'stage' | 'span' | 'source'> = { source: src(p, e) };
+    if (time) base.time = time;
+    if (stage) base.stage = stage;
+    if (shown) base.span = { id: shown, depth: tree.spans.get(shown)!.depth };
     let mapped = true;
     switch (kind) {
       case 'sample_init': {
         const s = obj(e.sample) ?? {};
         for (const m of arr(obj(e.state)?.messages) ?? []) { const id = str(obj(m)?.id); if (id) seen.add(id); }
-        b.add({ ...base, kind: 'message', actor: 'user', text: contentText(resolve(s.input)), ...(s.target !== undefined ? { extra: { target: resolve(s.target) } } : {}) });
+        taskStep = b.add({ ...base, kind: 'message', actor: 'user', purpose: 'task', text: contentText(resolve(s.input)), ...(s.target !== undefined ? { extra: { target: resolve(s.target) } } : {}) });
         break;
       }
       case 'model': {
@@ -110,7 +131,10 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
           if (role !== 'system' && role !== 'user') continue;
           if (id && seen.has(id)) continue;
           if (id) seen.add(id);
-          b.add({ ...base, kind: 'message', actor: role, text: contentText(mo.content) });
+          const purpose = role === 'system' && !systemSeen ? 'system-prompt' : role === 'user' && !taskStep ? 'task' : undefined;
+          if (role === 'system') systemSeen = true;
+          const m2 = b.add({ ...base, kind: 'message', actor: role, ...(purpose ? { purpose } : {}), text: contentText(mo.content) });
+          if (purpose === 'task') taskStep = m2;
         }
         const out = obj(e.output) ?? {};
         const msg = obj(resolve(obj(arr(out.choices)?.[0])?.message)) ?? {};
@@ -120,16 +144,16 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
         const first = calls[0];
         const tool = first ? str(first.function) ?? str(obj(first.function)?.name) ?? 'tool' : undefined;
         const args = first ? first.arguments ?? obj(first.function)?.arguments : undefined;
-        b.add({
-          ...base, kind: 'model', actor: 'agent', text: contentText(msg.content) || str(out.completion) || '',
+        const content = splitContent(msg.content);
+        const step = b.add({
+          ...base, kind: 'model', actor: 'agent', text: content.text || str(out.completion) || '',
+          ...(content.reasoning ? { reasoning: content.reasoning } : {}),
           ...(first && tool ? { action: { tool, arguments: args, ...(commandOf(tool, args) ? { command: commandOf(tool, args) } : {}), ...(str(first.id) ? { callId: str(first.id) } : {}) } } : {}),
-          model: clean({
-            model: str(e.model) ?? str(out.model), inputTokens: num(usage.input_tokens), outputTokens: num(usage.output_tokens),
-            cacheReadTokens: num(usage.input_tokens_cache_read), cacheWriteTokens: num(usage.input_tokens_cache_write), costUsd: num(usage.total_cost),
-          }),
+          model: clean({ model: str(e.model) ?? str(out.model), ...inspectUsage(usage) }),
           ...errs(e.error),
           ...withExtra(e, KNOWN.model, calls.length > 1 ? { tool_calls: calls.slice(1) } : undefined),
         });
+        if (calls.length) modelSteps.push({ step, calls });
         break;
       }
       case 'tool': {
@@ -139,7 +163,8 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
         const cmd = commandOf(tool, args);
         const edits = editsOf(tool, args);
         const err = obj(e.error);
-        b.add({
+        if (str(e.id)) toolCallIds.add(str(e.id)!);
+        const step = b.add({
           ...base, kind: 'tool', actor: 'tool',
           action: { tool, arguments: args, ...(cmd !== undefined ? { command: cmd } : {}), ...(str(e.id) ? { callId: str(e.id) } : {}) },
           observation: { text: contentText(result), ...(err ? { error: true } : {}) },
@@ -147,16 +172,28 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
           ...(err ? { errors: [String(err.message ?? asText(err))] } : {}),
           ...withExtra(e, KNOWN.tool),
         });
+        const span = tree.toolSpanOf.get(i);
+        if (span) toolSteps.set(span, step);
+        // older logs nest the tool call's own events in it (ToolEvent.events, before spans)
+        const nested = (arr(e.events) ?? []).map(obj).filter((x): x is Obj => str(x?.event) === 'sandbox');
+        if (nested.length) step.execs = nested.map((x, k) => clean({ action: str(x.action) ?? 'exec', command: str(x.cmd), file: str(x.file), exitCode: (str(x.action) ?? 'exec') === 'exec' ? exitCodeOf(x.result) : undefined, output: x.output === undefined ? undefined : asText(resolve(x.output)), pointer: `${p}/events/${k}` }));
         break;
       }
       case 'sandbox': {
         const action = str(e.action) ?? 'exec';
         const cmd = str(e.cmd);
         const rc = num(e.result);
+        const owner = tree.owningToolSpan(str(e.span_id));
+        if (owner) {
+          // folded into the tool call that ran it: no row of its own
+          const x: StepExec = clean({ action, command: cmd, file: str(e.file), exitCode: action === 'exec' ? exitCodeOf(rc) : undefined, output: e.output === undefined ? undefined : asText(resolve(e.output)), durationMs: time?.durationMs, pointer: p });
+          execsOf.set(owner, [...(execsOf.get(owner) ?? []), x]);
+          break;
+        }
         b.add({
           ...base, kind: 'environment', actor: 'environment',
           action: { tool: `sandbox.${action}`, arguments: clean({ cmd, file: str(e.file), input: resolve(e.input) }), ...(cmd ? { command: cmd } : {}) },
-          observation: { text: asText(resolve(e.output)), ...(action === 'exec' && rc !== undefined ? { exitCode: Math.trunc(rc) } : {}) },
+          observation: { text: asText(resolve(e.output)), ...(action === 'exec' && exitCodeOf(rc) !== undefined ? { exitCode: exitCodeOf(rc) } : {}) },
           ...(action === 'write_file' && str(e.file) ? { edits: [{ path: str(e.file)!, op: 'write', ...(typeof resolve(e.input) === 'string' ? { after: resolve(e.input) as string } : {}) }] } : {}),
           ...withExtra(e, KNOWN.sandbox),
         });
@@ -164,7 +201,7 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
       }
       case 'score': {
         const s = obj(resolve(e.score)) ?? {};
-        b.add({ ...base, kind: 'score', actor: 'system', text: `score ${asText(s.value)}${s.explanation ? `: ${asText(s.explanation)}` : ''}`, extra: clean({ score: s, target: e.target, intermediate: e.intermediate }) });
+        b.add({ ...base, stage: 'scoring', kind: 'score', actor: 'system', text: `score ${asText(s.value)}${s.explanation ? `: ${asText(s.explanation)}` : ''}`, extra: clean({ score: s, target: e.target, intermediate: e.intermediate }) });
         break;
       }
       case 'error': {
@@ -189,13 +226,38 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
     if (mapped) b.mappedEvents++;
     if (phase) for (let k = added; k < b.steps.length; k++) b.steps[k].phase = phase;
   });
+  // the sandbox operations into their tool calls; a span whose tool event never came keeps them as rows
+  for (const [span, xs] of execsOf) {
+    const step = toolSteps.get(span);
+    if (step) step.execs = xs;
+  }
+  // a model step whose every call has a tool event leaves the call to that event's row (one row per tool call)
+  for (const m of modelSteps) {
+    const ids = m.calls.map((x) => str(x.id));
+    if (ids.every((id) => id && toolCallIds.has(id))) {
+      delete m.step.action;
+      m.step.extra = { ...(m.step.extra ?? {}), calls: m.calls.map((x) => ({ id: str(x.id), tool: str(x.function) ?? str(obj(x.function)?.name) ?? 'tool' })) };
+      delete m.step.extra.tool_calls;
+    }
+  }
   if (phaseSpans.size > 0) b.exactPhases = true;
   for (const [k, n] of unknownKinds) b.problem(`${c.base}/events`, `unknown event kind "${k}" (${n}×), kept out of the steps`, c.entry ? { entry: c.entry } : {}, 'info');
   if (events.length === 0 && arr(sample.messages)?.length) mapMessagesOnly(b, arr(sample.messages)!, resolve, c);
-  b.scores = obj(sample.scores);
+  b.scores = obj(sample.scores) ?? (obj(sample.score) ? { score: sample.score } : undefined);
   const md: Obj = { epoch, ...(c.run ?? {}) };
   for (const k of ['input', 'target', 'metadata', 'model_usage', 'total_time', 'working_time', 'error', 'limit', 'uuid', 'started_at', 'completed_at']) if (sample[k] !== undefined) md[k] = k === 'input' ? contentText(resolve(sample[k])) : sample[k];
   b.metadata = md;
+  b.sample = { id: sid, epoch, status: sample.error ? 'error' : obj(sample.limit) ? `limit: ${asText(obj(sample.limit)!.type)}` : 'success' };
+  b.taskText = contentText(resolve(sample.input));
+  if (!taskStep) { const first = b.steps.find((s) => s.actor === 'user' && s.kind === 'message'); if (first) first.purpose = 'task'; }
+  if (c.agent) b.agent = c.agent;
+  const usage = usageOfModelUsage(sample.model_usage, 'sample model_usage');
+  if (usage) b.sourceUsage = usage;
+  if (c.fileUsage) b.fileUsage = c.fileUsage;
+  b.model = str(c.run?.model) ?? (usage?.byModel ? Object.keys(usage.byModel)[0] : undefined);
+  // every span (a claimed tool span's tool event is shown in the span's parent, as Inspect elevates it)
+  const spans = [...tree.spans.values()];
+  if (spans.length) b.spans = spans;
   submissionOf(b, obj(sample.metadata), c);
   if (sample.error) b.problem(c.base + '/error', `the sample ended in an error: ${asText(obj(sample.error)?.message ?? sample.error).slice(0, 200)}`, c.entry ? { entry: c.entry } : {}, 'info');
   return finishTrajectory(b);
@@ -222,15 +284,80 @@ function submissionOf(b: TrajectoryBuilder, metadata: Obj | undefined, c: Inspec
   }
 }
 
-/** Old logs with no events: each message is a step (the events count is the messages count). */
+/**
+ * Inspect's `model_usage` (`{model: ModelUsage}`, inspect_ai `model/_model_output.py`) summed over
+ * models as a {@link SourceUsage}; undefined when it is absent or empty.
+ */
+export function usageOfModelUsage(v: unknown, from: string): SourceUsage | undefined {
+  const mu = obj(v);
+  if (!mu || Object.keys(mu).length === 0) return undefined;
+  const out: SourceUsage = { from, byModel: {} };
+  const add = (k: 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'reasoningTokens' | 'totalTokens' | 'costUsd', x: number | undefined, into: Omit<SourceUsage, 'from' | 'byModel'>) => {
+    if (x === undefined) return;
+    into[k] = (into[k] ?? 0) + x;
+    out[k] = (out[k] ?? 0) + x;
+  };
+  for (const [model, raw] of Object.entries(mu)) {
+    const u = obj(raw);
+    if (!u) continue;
+    const m: Omit<SourceUsage, 'from' | 'byModel'> = {};
+    const k = inspectUsage(u);
+    add('inputTokens', k.inputTokens, m); add('outputTokens', k.outputTokens, m);
+    add('cacheReadTokens', k.cacheReadTokens, m); add('cacheWriteTokens', k.cacheWriteTokens, m);
+    add('reasoningTokens', k.reasoningTokens, m); add('totalTokens', k.totalTokens, m); add('costUsd', k.costUsd, m);
+    out.byModel![model] = m;
+  }
+  return out;
+}
+
+/**
+ * One Inspect `ModelUsage` per token kind. Today's Inspect counts `input_tokens` without the cache
+ * (`total_tokens` = input + output + cache read + cache write); older versions' OpenAI provider
+ * counted them with it (`total_tokens` = input + output, `input_tokens_cache_read` inside
+ * `input_tokens`: the shared browser log of inspect_ai 0.3.95). When the total says so, the cache
+ * is taken out of the input, so every log's kinds mean the same; the total is the log's own.
+ */
+export function inspectUsage(u: Obj): { inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number; totalTokens?: number; costUsd?: number } {
+  const input = count(u.input_tokens); const output = count(u.output_tokens);
+  const cr = count(u.input_tokens_cache_read); const cw = count(u.input_tokens_cache_write); const total = count(u.total_tokens);
+  const cache = (cr ?? 0) + (cw ?? 0);
+  const inclusive = cache > 0 && input !== undefined && total !== undefined && input + (output ?? 0) === total && input >= cache;
+  return {
+    ...(input !== undefined ? { inputTokens: inclusive ? input - cache : input } : {}), ...(output !== undefined ? { outputTokens: output } : {}),
+    ...(cr !== undefined ? { cacheReadTokens: cr } : {}), ...(cw !== undefined ? { cacheWriteTokens: cw } : {}),
+    ...(count(u.reasoning_tokens) !== undefined ? { reasoningTokens: count(u.reasoning_tokens) } : {}),
+    ...(total !== undefined ? { totalTokens: total } : {}), ...(count(u.total_cost) !== undefined ? { costUsd: count(u.total_cost) } : {}),
+  };
+}
+
+/**
+ * Old logs with no events (log version 1): each message is a step (the events count is the
+ * messages count); an assistant message's first tool call is its action, a tool message the
+ * call's result.
+ */
 function mapMessagesOnly(b: TrajectoryBuilder, messages: unknown[], resolve: (v: unknown) => unknown, c: InspectSampleContext): void {
   b.sourceEvents = messages.length;
+  let systemSeen = false; let taskSeen = false;
   messages.forEach((m, i) => {
     const o = obj(resolve(m));
     if (!o) return;
     const role = str(o.role);
     const actor = role === 'assistant' ? 'agent' : role === 'tool' ? 'tool' : role === 'system' ? 'system' : 'user';
-    b.add({ kind: role === 'tool' ? 'tool' : 'message', actor, text: contentText(o.content), source: { file: c.file, ...(c.entry ? { entry: c.entry } : {}), pointer: `${c.base}${ptr('messages', i)}` } });
+    const content = splitContent(o.content);
+    const calls = (arr(o.tool_calls) ?? []).map(obj).filter((x): x is Obj => !!x);
+    const first = calls[0];
+    const tool = first ? str(first.function) ?? str(obj(first.function)?.name) ?? 'tool' : undefined;
+    const args = first ? first.arguments ?? obj(first.function)?.arguments : undefined;
+    const purpose = role === 'system' && !systemSeen ? 'system-prompt' : role === 'user' && !taskSeen ? 'task' : undefined;
+    if (role === 'system') systemSeen = true;
+    if (role === 'user') taskSeen = true;
+    b.add({
+      kind: role === 'tool' ? 'tool' : role === 'assistant' ? 'model' : 'message', actor, ...(purpose ? { purpose } : {}), text: content.text,
+      ...(content.reasoning ? { reasoning: content.reasoning } : {}),
+      ...(first && tool ? { action: { tool, arguments: args, ...(commandOf(tool, args) ? { command: commandOf(tool, args) } : {}), ...(str(first.id) ? { callId: str(first.id) } : {}) } } : {}),
+      ...(role === 'tool' ? { action: { tool: str(o.function) ?? 'tool', ...(str(o.tool_call_id) ? { callId: str(o.tool_call_id) } : {}) }, observation: { text: content.text, ...(o.error ? { error: true } : {}) }, text: undefined } : {}),
+      source: { file: c.file, ...(c.entry ? { entry: c.entry } : {}), pointer: `${c.base}${ptr('messages', i)}` },
+    });
     b.mappedEvents++;
   });
 }
@@ -249,9 +376,18 @@ function resolvedInput(e: Obj, pool: unknown[]): unknown[] {
   return out;
 }
 
+/** `o` without its undefined members: a new object (deleting members would slow every later read of it). */
 function clean<T extends Obj>(o: T): T {
-  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
-  return o;
+  const out: Obj = {};
+  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
+  return out as T;
+}
+
+/** A step's `errors` from an event's error field (absent when it has none). */
+function errs(v: unknown): { errors?: string[] } {
+  if (v === undefined || v === null) return {};
+  const o = obj(v);
+  return { errors: [o ? String(o.message ?? asText(o)) : asText(v)] };
 }
 
 function withExtra(e: Obj, known: Set<string> | undefined, add?: Obj): Pick<NewStep, 'extra'> {

@@ -142,7 +142,8 @@ function modelUsage(events: SessionEvent[]): Record<string, Obj> {
   for (const e of events) {
     if (e.type !== 'agent.model_call') continue;
     const u = by[e.model] ??= { input_tokens: 0, output_tokens: 0, total_tokens: 0, input_tokens_cache_read: 0, total_cost: null };
-    u.input_tokens += e.inputTokens; u.output_tokens += e.outputTokens; u.total_tokens += e.inputTokens + e.outputTokens;
+    // Inspect's input_tokens leave the cache reads out (ModelUsage); the agent's prompt count holds them
+    u.input_tokens += e.inputTokens - (e.cachedTokens ?? 0); u.output_tokens += e.outputTokens; u.total_tokens += e.inputTokens + e.outputTokens;
     u.input_tokens_cache_read += e.cachedTokens ?? 0;
     if (e.costUsd !== null) u.total_cost = (u.total_cost ?? 0) + e.costUsd;
   }
@@ -246,7 +247,7 @@ export function inspectLogOf(input: InspectSessionInput): InspectLog {
           model: e.model,
           choices: e.error ? [] : [{ message, stop_reason: STOP[e.finishReason ?? ''] ?? 'unknown' }],
           completion: e.text ?? '',
-          usage: { input_tokens: e.inputTokens, output_tokens: e.outputTokens, total_tokens: e.inputTokens + e.outputTokens, ...(e.cachedTokens !== undefined ? { input_tokens_cache_read: e.cachedTokens } : {}), total_cost: e.costUsd },
+          usage: { input_tokens: e.inputTokens - (e.cachedTokens ?? 0), output_tokens: e.outputTokens, total_tokens: e.inputTokens + e.outputTokens, ...(e.cachedTokens !== undefined ? { input_tokens_cache_read: e.cachedTokens } : {}), total_cost: e.costUsd },
           time: e.durationMs / 1000,
           ...(e.error ? { error: e.error } : {}),
         };

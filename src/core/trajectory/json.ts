@@ -1,4 +1,5 @@
 /** Small readers of untrusted JSON values, shared by the importers (never throw). */
+import type { StepReasoning } from '../steps/step';
 
 export type Obj = Record<string, unknown>;
 
@@ -12,6 +13,20 @@ export function num(v: unknown): number | undefined {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (typeof v === 'string' && /^\s*-?\d+(\.\d+)?(e[+-]?\d+)?\s*$/i.test(v)) return Number(v);
   return undefined;
+}
+
+/** A count (tokens, calls) or an amount (USD): a finite number ≥ 0, else undefined (a log's negative count is none). */
+export function count(v: unknown): number | undefined {
+  const n = num(v);
+  return n !== undefined && n >= 0 ? n : undefined;
+}
+
+/** An exit code from a number: its integer part when that is a safe integer, else undefined (a log's 1e300 is no exit code). */
+export function exitCodeOf(v: unknown): number | undefined {
+  const n = num(v);
+  if (n === undefined) return undefined;
+  const t = Math.trunc(n);
+  return Number.isSafeInteger(t) ? t : undefined;
 }
 
 /** RFC 6901 pointer from parts (`~` → `~0`, `/` → `~1`). */
@@ -68,6 +83,57 @@ export function contentText(c: unknown): string {
   const o = obj(c);
   if (o) return str(o.text) ?? str(o.content) ?? JSON.stringify(o);
   return c === undefined || c === null ? '' : String(c);
+}
+
+/** A model message's content split into the reply and the reasoning (see {@link StepReasoning}). */
+export interface SplitContent { text: string; reasoning?: StepReasoning }
+
+/**
+ * Splits a chat message content into the reply text and the reasoning: Inspect's
+ * `ContentReasoning` parts (`{type: "reasoning", reasoning, summary?, redacted}`: with `redacted`
+ * set, `reasoning` is the provider's encrypted blob, never text for a person), Anthropic's
+ * `thinking` / `redacted_thinking` blocks; every other part as {@link contentText} reads it.
+ */
+export function splitContent(c: unknown): SplitContent {
+  if (!Array.isArray(c)) return { text: contentText(c) };
+  const text: string[] = []; const thoughts: string[] = []; const summaries: string[] = [];
+  let redacted = false; let any = false;
+  for (const p of c) {
+    const o = obj(p);
+    const type = str(o?.type);
+    if (o && type === 'reasoning') {
+      any = true;
+      const summary = str(o.summary);
+      if (summary) summaries.push(summary);
+      if (o.redacted === true) redacted = true;
+      else if (str(o.reasoning)) thoughts.push(str(o.reasoning)!);
+    } else if (o && type === 'thinking') { any = true; if (str(o.thinking)) thoughts.push(str(o.thinking)!); } else if (o && type === 'redacted_thinking') { any = true; redacted = true; } else {
+      const t = contentText([p]);
+      if (t) text.push(t);
+    }
+  }
+  if (!any) return { text: text.join('\n') };
+  return { text: text.join('\n'), reasoning: reasoningOf(thoughts.join('\n\n'), summaries.join('\n\n'), redacted) };
+}
+
+/** A reasoning record from its parts, or undefined when all are empty. */
+export function reasoningOf(text: string | undefined, summary?: string, redacted = false): StepReasoning | undefined {
+  if (!text && !summary && !redacted) return undefined;
+  return { ...(text ? { text } : {}), ...(summary ? { summary } : {}), ...(redacted ? { redacted: true } : {}) };
+}
+
+/**
+ * A reply whose reasoning is inline (`<think>…</think>`, as reasoning models served through an
+ * OpenAI-style API write it) split from it: the blocks leave the text and become the reasoning,
+ * unless `reasoning` already holds them.
+ */
+export function splitThink(text: string, reasoning?: StepReasoning): { text: string; reasoning?: StepReasoning } {
+  if (!text.includes('<think>')) return { text, ...(reasoning ? { reasoning } : {}) };
+  const blocks: string[] = [];
+  const rest = text.replace(/<think>([\s\S]*?)(?:<\/think>|$)/g, (_m, inner: string) => { blocks.push(inner.trim()); return ''; }).trim();
+  const inline = blocks.filter(Boolean).join('\n\n');
+  if (reasoning?.text || reasoning?.redacted) return { text: rest, reasoning };
+  return { text: rest, ...(inline ? { reasoning: { ...(reasoning ?? {}), text: inline } } : reasoning ? { reasoning } : {}) };
 }
 
 /** A value shown as text: strings as they are, anything else as JSON. */

@@ -1,5 +1,5 @@
 import type { Phase } from '../steps/phases';
-import { STEPS_VERSION, type NewStep, type Step } from '../steps/step';
+import { STEPS_VERSION, type NewStep, type Stage, type Step } from '../steps/step';
 import type { Problem } from '../tasks/types';
 
 /** The formats the importers read (docs/steps.md, "Formats"). */
@@ -17,6 +17,41 @@ export interface TrajProblem extends Problem {
   line?: number;
   entry?: string;
   offset?: number;
+}
+
+/**
+ * Token usage as a source states it for a whole trajectory or file: per kind as {@link ModelCall}
+ * counts them (input at the full rate, cache reads and writes apart, reasoning inside output), the
+ * total as the source counts it, the cost in US dollars, the model calls; `from` names the field
+ * it was read from (`sample model_usage`, `metrics.accumulated_token_usage`, `info.model_stats`,
+ * `final_metrics`, `header stats.model_usage`). A kind the source does not state is absent.
+ */
+export interface SourceUsage {
+  /** Input tokens with the cached ones, when the source counts only that (SWE-agent `tokens_sent`). */
+  promptTokens?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+  totalTokens?: number;
+  costUsd?: number;
+  calls?: number;
+  /** Per model, when the source splits it so (Inspect `model_usage`). */
+  byModel?: Record<string, Omit<SourceUsage, 'byModel' | 'from'>>;
+  from: string;
+}
+
+/** An Inspect span (`span_begin` … `span_end`): the tree the steps' `span` ids point into. */
+export interface TrajSpan {
+  id: string;
+  name: string;
+  /** Inspect's span type: `init`, `solvers`, `solver`, `agent`, `tool`, `scorers`, `scorer`, `subtask`, `handoff`, … */
+  type?: string;
+  parent?: string;
+  depth: number;
+  /** When the span's steps are not the agent's work (see {@link Stage}). */
+  stage?: Stage;
 }
 
 /** One agent run (one sample, one instance, one harness record) mapped onto steps. */
@@ -51,6 +86,19 @@ export interface Trajectory {
   patch?: string;
   /** Harness answers `{design, conclusion}` when the source has them (`design` one text or its lines, as the harness's answers.json allows). */
   answers?: { design?: string | string[]; conclusion?: string };
+  /** The sample (Inspect: id and epoch; others: the instance id) and how it ended (`success`, `error`, `limit: …`, the source's exit status). */
+  sample?: { id: string; epoch?: number; status?: string };
+  /** The agent (Inspect solver, the source's agent name) and the model most calls used, when known. */
+  agent?: string;
+  model?: string;
+  /** The task as the run was given it (Inspect input, OpenHands instruction, SWE-agent problem statement), when known. */
+  taskText?: string;
+  /** The trajectory's own token totals as its source states them (none when it states none). */
+  sourceUsage?: SourceUsage;
+  /** The whole file's token totals as the file states them (Inspect `header stats.model_usage`), when it does. */
+  fileUsage?: SourceUsage;
+  /** Inspect spans, outermost first. */
+  spans?: TrajSpan[];
   problems: TrajProblem[];
 }
 
@@ -75,6 +123,13 @@ export class TrajectoryBuilder {
   metadata?: Record<string, unknown>;
   patch?: string;
   answers?: { design?: string | string[]; conclusion?: string };
+  sample?: Trajectory['sample'];
+  agent?: string;
+  model?: string;
+  taskText?: string;
+  sourceUsage?: SourceUsage;
+  fileUsage?: SourceUsage;
+  spans?: TrajSpan[];
   /** True for sources whose phases are recorded (this project's sessions). */
   exactPhases = false;
 

@@ -1,6 +1,7 @@
+import { constants as bufferConstants } from 'node:buffer';
 import { promises as fsp } from 'node:fs';
 import * as zlib from 'node:zlib';
-import { decompress as zstdDecompress } from 'fzstd';
+import { Decompress as ZstdDecompress } from 'fzstd';
 import * as yauzl from 'yauzl';
 import * as yazl from 'yazl';
 import { errorMessage } from '../util/errors';
@@ -13,6 +14,15 @@ import { writeAtomicStream } from '../util/fs';
  * so the entries before the damage are still read.
  */
 export const ZSTD_METHOD = 93;
+
+/**
+ * The most bytes one entry may hold once decompressed: V8's longest string (about 512 MiB on
+ * 64-bit Node), since every entry the importers read is JSON text made into one string. An entry
+ * that declares more is refused before any byte of it is read; an entry whose data inflates past
+ * what it declares (or past this) is cut off as soon as it does, while streaming (zip bombs, lying
+ * headers), so memory never holds more than the declared size.
+ */
+export const MAX_ENTRY_BYTES = bufferConstants.MAX_STRING_LENGTH;
 
 export interface ZipEntryInfo {
   name: string;
@@ -32,24 +42,58 @@ export interface ZipReader {
   close(): void;
 }
 
-/** Decompresses `raw` stored with zip `method`. */
-export function inflateEntry(raw: Buffer, method: number, name: string): Buffer {
-  if (method === 0) return raw;
-  if (method === 8) return zlib.inflateRawSync(raw);
-  if (method === ZSTD_METHOD) { const u = zstdDecompress(raw); return Buffer.from(u.buffer, u.byteOffset, u.byteLength); }
+/** The error for an entry that declares more than {@link MAX_ENTRY_BYTES}, or undefined. */
+function declaredTooLarge(name: string, size: number, limit: number): Error | undefined {
+  return size > limit ? new Error(`${name}: the entry declares ${size.toLocaleString('en')} bytes uncompressed, more than the ${limit.toLocaleString('en')} an entry may hold; not read`) : undefined;
+}
+
+function inflatedPast(name: string, size: number, declared: number): Error {
+  return new Error(`${name}: the entry inflates past the ${declared.toLocaleString('en')} bytes it declares (at least ${size.toLocaleString('en')}); not read`);
+}
+
+/**
+ * Decompresses `raw` stored with zip `method`, at most `declared` bytes (the entry's declared
+ * uncompressed size, capped at {@link MAX_ENTRY_BYTES}).
+ * @throws Error naming the entry when it declares too much, inflates past `declared`, or its method is unknown
+ */
+export function inflateEntry(raw: Buffer, method: number, name: string, declared = MAX_ENTRY_BYTES, limit = MAX_ENTRY_BYTES): Buffer {
+  const big = declaredTooLarge(name, declared, limit);
+  if (big) throw big;
+  if (method === 0) { if (raw.length > declared) throw inflatedPast(name, raw.length, declared); return raw; }
+  if (method === 8) {
+    try { return zlib.inflateRawSync(raw, { maxOutputLength: Math.max(1, declared) }); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw inflatedPast(name, declared + 1, declared);
+      throw e;
+    }
+  }
+  if (method === ZSTD_METHOD) {
+    const parts: Uint8Array[] = [];
+    let n = 0;
+    const d = new ZstdDecompress((chunk) => {
+      n += chunk.length;
+      if (n > declared) throw inflatedPast(name, n, declared);
+      parts.push(chunk);
+    });
+    d.push(raw, true);
+    return Buffer.concat(parts, n);
+  }
   throw new Error(`${name}: unsupported zip compression method ${method}`);
 }
 
-/** Opens `file` as a zip archive; throws when it is not one at all. */
-export async function openZip(file: string): Promise<ZipReader> {
+/**
+ * Opens `file` as a zip archive; throws when it is not one at all.
+ * @param opts.maxEntryBytes the most bytes one entry may inflate to (default {@link MAX_ENTRY_BYTES})
+ */
+export async function openZip(file: string, opts: { maxEntryBytes?: number } = {}): Promise<ZipReader> {
+  const limit = Math.min(opts.maxEntryBytes ?? MAX_ENTRY_BYTES, MAX_ENTRY_BYTES);
   try {
-    return await openWithCentralDirectory(file);
+    return await openWithCentralDirectory(file, limit);
   } catch (e) {
-    return await scanLocalHeaders(file, errorMessage(e));
+    return await scanLocalHeaders(file, errorMessage(e), limit);
   }
 }
 
-function openWithCentralDirectory(file: string): Promise<ZipReader> {
+function openWithCentralDirectory(file: string, limit: number): Promise<ZipReader> {
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, validateEntrySizes: true }, (err, zip) => {
       if (err || !zip) return reject(err ?? new Error('cannot open'));
@@ -68,14 +112,18 @@ function openWithCentralDirectory(file: string): Promise<ZipReader> {
         read: (name) => new Promise<Buffer>((res, rej) => {
           const en = byName.get(name);
           if (!en) return rej(new Error(`${name}: no such entry`));
+          // the declared size first: nothing of an entry too large is read
+          const big = declaredTooLarge(name, en.uncompressedSize, limit);
+          if (big) return rej(big);
           const raw = en.compressionMethod !== 0 && en.compressionMethod !== 8;
+          // yauzl's validateEntrySizes stops a stored or deflated entry as soon as it passes its declared size
           zip.openReadStream(en, raw ? { decodeFileData: false } : {}, (e2, stream) => {
             if (e2 || !stream) return rej(new Error(`${name}: ${errorMessage(e2)}`));
             const parts: Buffer[] = [];
             stream.on('data', (d: Buffer) => parts.push(d));
-            stream.on('error', (e3: Error) => rej(new Error(`${name}: ${e3.message}`)));
+            stream.on('error', (e3: Error) => { stream.destroy(); rej(new Error(`${name}: ${/too many bytes/.test(e3.message) ? `the entry inflates past the ${en.uncompressedSize.toLocaleString('en')} bytes it declares; not read` : e3.message}`)); });
             stream.on('end', () => {
-              try { res(raw ? inflateEntry(Buffer.concat(parts), en.compressionMethod, name) : Buffer.concat(parts)); } catch (e4) { rej(new Error(`${name}: ${errorMessage(e4)}`)); }
+              try { res(raw ? inflateEntry(Buffer.concat(parts), en.compressionMethod, name, en.uncompressedSize, limit) : Buffer.concat(parts)); } catch (e4) { rej(e4 instanceof Error && e4.message.startsWith(name) ? e4 : new Error(`${name}: ${errorMessage(e4)}`)); }
             });
           });
         }),
@@ -87,7 +135,7 @@ function openWithCentralDirectory(file: string): Promise<ZipReader> {
 }
 
 /** Forward scan of local file headers (signature PK\x03\x04) of a damaged archive. */
-async function scanLocalHeaders(file: string, reason: string): Promise<ZipReader> {
+async function scanLocalHeaders(file: string, reason: string, limit: number): Promise<ZipReader> {
   const buf = await fsp.readFile(file);
   if (buf.length < 4 || buf.readUInt32LE(0) !== 0x04034b50) throw new Error(`not a zip archive (${reason})`);
   const found = new Map<string, { method: number; start: number; csize: number; size: number; truncated: boolean }>();
@@ -126,7 +174,9 @@ async function scanLocalHeaders(file: string, reason: string): Promise<ZipReader
       const f = found.get(name);
       if (!f) throw new Error(`${name}: no such entry`);
       if (f.truncated) throw new Error(`${name}: entry truncated (${buf.length - f.start} of ${f.csize} compressed bytes present)`);
-      try { return inflateEntry(buf.subarray(f.start, f.start + f.csize), f.method, name); } catch (e) { throw new Error(`${name}: ${errorMessage(e)}`); }
+      // a local header's size is 0 when a data descriptor follows: then only the limit bounds it
+      const declared = f.size > 0 ? f.size : limit;
+      try { return inflateEntry(buf.subarray(f.start, f.start + f.csize), f.method, name, declared, limit); } catch (e) { throw e instanceof Error && e.message.startsWith(name) ? e : new Error(`${name}: ${errorMessage(e)}`); }
     },
     close: () => undefined,
   };

@@ -101,6 +101,29 @@ export type LintFinding = z.infer<typeof LintFindingSchema>;
 
 export const VerifyStatusSchema = z.enum(['running', 'finished', 'error']);
 
+/** How many of the paths changed after Submit a record lists (the count is always given). */
+export const MAX_CHANGED_AFTER_SUBMIT = 50;
+
+/**
+ * What a run verified, in every mode: a tree of the session's host repository (`private/repo.git`).
+ * - `from: 'frozen'`: the frozen submission (`commit`, made at Submit; never the live workspace
+ *   of a submitted session). `changedAfterSubmit`: the paths where the live workspace differs
+ *   from it when the run started (their changes were NOT verified), at most
+ *   {@link MAX_CHANGED_AFTER_SUBMIT}, `changedAfterSubmitCount` all of them; `note` when it was
+ *   made from the submitted patch of an earlier version (no binary files in it).
+ * - `from: 'workspace'`: a session not submitted yet: the work tree taken when the run started
+ *   (what clean mode runs; harness mode mounts the live workspace itself, ignored files included).
+ */
+export const VerifyInputSchema = z.object({
+  from: z.enum(['frozen', 'workspace']),
+  commit: z.string().optional(),
+  tree: z.string(),
+  changedAfterSubmit: z.array(z.string()).optional(),
+  changedAfterSubmitCount: z.number().int().nonnegative().optional(),
+  note: z.string().optional(),
+});
+export type VerifyInput = z.infer<typeof VerifyInputSchema>;
+
 export const VerificationRecordSchema = z.object({
   version: z.literal(1),
   runId: z.string(),
@@ -148,6 +171,8 @@ export const VerificationRecordSchema = z.object({
   /** Files (relative to /workspace) the run created or changed, as searched for claims. */
   changedFiles: z.array(z.string()),
   lint: z.array(LintFindingSchema),
+  /** What was verified (absent in records of earlier versions): see {@link VerifyInputSchema}. */
+  input: VerifyInputSchema.optional(),
 });
 export type VerificationRecord = z.infer<typeof VerificationRecordSchema>;
 

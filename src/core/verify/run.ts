@@ -15,13 +15,17 @@ import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
 import { exists, readJsonIfExists } from '../util/fs';
 import { assertPreparationFinished } from '../workspace/folder';
+import { changedSince, frozenSubmission } from '../workspace/freeze';
+import { openHostRepository } from '../workspace/hostRepo';
+import { snapshotWorkTree } from '../workspace/snapshot';
+import { catFileBatch } from '../git';
 import { allSettledOrThrow } from '../util/promises';
 import { feedTree, pipeLines, treeMarkerName, WRAPPER_DIR, wrapperCommand } from './container-io';
 import { removeWithRetry, watchToEnd } from './finish';
 import { asVerifyError } from './ioErrors';
 import { lintScript } from './lint';
 import { DEFAULT_LOG_CAP_BYTES, LogLine, MIN_LOG_CAP_BYTES, RunLogs } from './logs';
-import { MAX_TIMEOUT_MS, newRunId, readRecord, saveRecord, VerificationRecord, VerifyLimits, VerifyMode, VerifyRunPaths } from './record';
+import { MAX_CHANGED_AFTER_SUBMIT, MAX_TIMEOUT_MS, newRunId, readRecord, saveRecord, VerificationRecord, type VerifyInput, VerifyLimits, VerifyMode, VerifyRunPaths } from './record';
 import { markWatched, settlePrevious } from './reattach';
 import { buildVerifyTree } from './tree';
 import { errorMessage } from '../util/errors';
@@ -39,7 +43,12 @@ export const DEFAULT_LIMITS: VerifyLimits = {
 export const VERIFY_COMMAND = ['bash', 'reproduce_exp_bench.sh'];
 
 export interface VerifyOptions {
-  /** `clean` (default): a fresh tree copied into a new container. `harness`: the solver's workspace bind-mounted. */
+  /**
+   * `clean` (default): a fresh tree copied into a new container. `harness`: bind-mounted at
+   * /workspace as the reference harness mounts its workspace: a checkout of the frozen submission
+   * for a submitted session (never its live workspace), the live workspace for one not submitted
+   * yet (see {@link runVerification}).
+   */
   mode?: VerifyMode;
   /** Image tag; default the session manifest's `image`, else `expbench/sandbox:1`. */
   image?: string;
@@ -66,10 +75,15 @@ export interface VerifyOptions {
  * Verifies a session: runs `bash reproduce_exp_bench.sh` in /workspace as the image's non-root
  * user `solver`, in a NEW container, and writes the verification record (see record.ts).
  *
- * Clean mode: the tree is built in a temporary folder (tree.ts) and copied in as a tar stream
- * (no bind mount of the solver's workspace). Harness mode: the workspace is bind-mounted, as the
- * reference harness does, and the run uses the workspace owner's uid:gid so files it writes stay
- * the owner's. Before the container is created, verify containers left by a crash are removed
+ * What is verified, in both modes (the record's `input`): a submitted session's frozen
+ * submission (the commit made at Submit in the host repository, src/core/workspace/freeze.ts),
+ * never its live workspace, whose changes since Submit are named in the record; a session not
+ * submitted yet, its work tree taken as the patch takes it when the run starts. The tree is
+ * built in a temporary folder (tree.ts). Clean mode copies it in as a tar stream (no bind
+ * mount); harness mode bind-mounts that folder at /workspace, as the reference harness mounts its
+ * workspace, and runs as the folder owner's uid:gid; for a session not submitted yet it mounts the
+ * live workspace itself, as the reference harness does (ignored files included; the record's
+ * `input` then names the tree taken when the run started, without them). Before the container is created, verify containers left by a crash are removed
  * (running ones of other sessions are kept: another window may be watching them), and a
  * still-`running` record of this session is settled first (collected, or refused when it is
  * really still running).
@@ -137,9 +151,26 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     release = (go) => (go ? resolve() : reject(cancelled(`verification ${runId} (not started)`)));
   });
   proceed.catch(() => undefined);
-  const treeJob = mode === 'clean' ? startTree(layout.workspace, { signal: opts.signal, proceed }, status, (dir) => { tree = dir; }) : undefined;
+  // What is verified: the frozen submission of a submitted session, else the work tree now.
+  const inputP = verifyInput(layout, opts.signal);
+  inputP.catch(() => undefined);
+  // Clean mode: the tree is built while the container starts. Harness mode: a submitted session's
+  // frozen tree is checked out first and mounted; an unsubmitted one's live workspace is mounted,
+  // as the reference harness mounts its workspace.
+  let treeJob: ReturnType<typeof startTree> | undefined = mode === 'clean'
+    ? startTree(layout.workspace, { signal: opts.signal, proceed, input: inputP }, status, (dir) => { tree = dir; })
+    : undefined;
+  let mounted: string | undefined;
   try {
-    const user = mode === 'clean' ? 'solver' : await ownerOf(layout.workspace);
+    if (mode === 'harness') {
+      if ((await inputP).record.from === 'frozen') {
+        treeJob = startTree(layout.workspace, { signal: opts.signal, proceed: Promise.resolve(), input: inputP }, status, (dir) => { tree = dir; });
+        mounted = await treeJob.built;
+      } else {
+        mounted = layout.workspace;
+      }
+    }
+    const user = mode === 'clean' ? 'solver' : await ownerOf(mounted!);
     // The engine's side: check the engine, settle the previous run, then create the container
     // while the image is inspected and orphans are swept. Also: the script as the solver left it,
     // linted for the `running` record (the final record lints the clean tree's copy).
@@ -158,7 +189,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
               image,
               labels: { task: taskId, session: path.basename(layout.root), role: 'verify' },
               binds: [
-                ...(mode === 'harness' ? [{ hostPath: layout.workspace, containerPath: '/workspace' }] : []),
+                ...(mode === 'harness' ? [{ hostPath: mounted!, containerPath: '/workspace' }] : []),
                 { hostPath: outDir, containerPath: WRAPPER_DIR },
                 ...mountBinds,
               ],
@@ -184,11 +215,15 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
         ] as const);
         return { imageInfo, created };
       })(),
-      // never blocking on a FIFO, never following a link out of the workspace (the run is refused then, saying why)
-      readUntrustedText(path.join(layout.workspace, 'reproduce_exp_bench.sh'), { within: layout.workspace, links: 'inside', maxBytes: LIMITS.workspaceFileBytes, what: 'reproduce_exp_bench.sh' }),
-      // A workspace that is not a repository with a "task start" commit fails here, before any start.
+      // The frozen submission's script from its tree; an unsubmitted session's from the workspace,
+      // never blocking on a FIFO, never following a link out of it (the run is refused then, saying why).
+      inputP.then((i) => i.record.from === 'frozen'
+        ? i.script
+        : readUntrustedText(path.join(layout.workspace, 'reproduce_exp_bench.sh'), { within: layout.workspace, links: 'inside', maxBytes: LIMITS.workspaceFileBytes, what: 'reproduce_exp_bench.sh' })),
+      // A session without a host repository (and its task start) fails here, before any start.
       treeJob?.checked ?? Promise.resolve(),
     ] as const);
+    const input = await inputP;
     const { imageInfo, created } = engineSide;
     if (opts.signal?.aborted) throw cancelled(layout.root);
     const logs = new RunLogs(paths, opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, opts.onLine);
@@ -198,6 +233,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
       exitCode: null, timedOut: false, cancelled: false, logs: paths.relativeLogs(), logTruncated: false,
       logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,
       E_claims: { claims: [], allFound: false, note: 'the run has not finished' }, changedFiles: [], lint: lintScript(workspaceScript),
+      input: input.record,
       ...(mounts.length ? { mounts: mounts.map((m) => ({ host: m.host, container: m.container })) } : {}),
       ...(setup.length ? { setup: { commands: setup, failed: false } } : {}),
     };
@@ -205,7 +241,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     // the `running` record is saved.
     let attached: NodeJS.ReadWriteStream | undefined;
     const [stream] = await allSettledOrThrow([
-      created.container.attach({ stream: true, stdout: true, stderr: true, ...(treeJob ? { stdin: true, hijack: true } : {}) })
+      created.container.attach({ stream: true, stdout: true, stderr: true, ...(mode === 'clean' ? { stdin: true, hijack: true } : {}) })
         .then((s) => { attached = s; return s; })
         .catch((e: unknown) => { throw dockerError(e, created.id.slice(0, 12), 'attaching to the verify container', docker); }),
       logs.open().then(() => saveRecord(layout, record)).catch((e: unknown) => { throw asVerifyError(e, layout.root); }),
@@ -250,7 +286,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     try {
       const starting = created.container.start();
       release(true);
-      if (treeJob) void feedWhenBuilt(treeJob);
+      if (mode === 'clean') void feedWhenBuilt(treeJob!);
       await starting;
     } catch (e) {
       const err = dockerError(e, created.id.slice(0, 12), 'starting the verify container', docker);
@@ -283,12 +319,12 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
 /**
  * Builds the clean tree in a new temporary folder (reported through `onDir` for the cleanup);
  * past its first check, only once `o.proceed` resolves.
- * `checked` settles once the workspace is known to be a repository with a "task start" commit
+ * `checked` settles once the session is known to have a host repository with its task start
  * (rejects with SESSION_INVALID otherwise); `built` with the folder once the tree is complete.
  * Both are observed (no unhandled rejection when nobody awaits one).
  */
 function startTree(
-  workspace: string, o: { signal?: AbortSignal; proceed: Promise<void> }, status: (m: string) => void, onDir: (dir: string) => void,
+  workspace: string, o: { signal?: AbortSignal; proceed: Promise<void>; input: Promise<{ record: VerifyInput }> }, status: (m: string) => void, onDir: (dir: string) => void,
 ): { checked: Promise<void>; built: Promise<string> } {
   let checkedOk!: () => void;
   let checkedFail!: (e: unknown) => void;
@@ -297,7 +333,8 @@ function startTree(
     status('building the clean tree (task start + the solver\'s patch)');
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), `expbench-verify-tree-${process.pid}-`));
     onDir(dir);
-    await buildVerifyTree(workspace, dir, { ...o, onChecked: checkedOk });
+    const { record } = await o.input;
+    await buildVerifyTree(workspace, dir, { signal: o.signal, proceed: o.proceed, tree: record.tree, onChecked: checkedOk });
     return dir;
   })();
   built.catch((e: unknown) => checkedFail(e));
@@ -313,8 +350,11 @@ function startTree(
 export const ORPHAN_MAX_AGE_MS = 24 * 3_600_000;
 /** A created, never started verify container of an owner that cannot be checked (another host, no owner label) is kept this long, ms. */
 export const ORPHAN_GRACE_CREATED_MS = 15 * 60_000;
-/** Temp entries of the verifier: the clean tree and its indexes, named with the pid of the process that made them. */
-const VERIFY_TEMP = /^expbench-verify-(?:tree|index)-(\d+)-/;
+/**
+ * Temp entries of the verifier, named with the pid of the process that made them: the clean tree
+ * and its indexes, and the temporary indexes of the work tree's snapshot it takes (workspace/snapshot.ts).
+ */
+const VERIFY_TEMP = /^expbench-(?:verify-(?:tree|index)|snapshot|frozen)-(\d+)-/;
 
 /**
  * The orphan sweep's keep rule (true = keep). Only verify containers are swept (work containers
@@ -390,7 +430,32 @@ async function removeTree(dir: string): Promise<void> {
   }
 }
 
-/** `uid:gid` of the workspace folder (harness mode runs as its owner). */
+/**
+ * What a run verifies (see {@link VerifyInputSchema}) and the script it holds (for the `running`
+ * record's lint): the frozen submission of a submitted session (with the paths the live
+ * workspace changed since), else a snapshot of the work tree.
+ * @throws ExpBenchError `SESSION_INVALID` when the session has no host repository
+ */
+async function verifyInput(layout: SessionLayout, signal?: AbortSignal): Promise<{ record: VerifyInput; script?: string }> {
+  const h = await openHostRepository(layout, { signal });
+  const frozen = await frozenSubmission(h, { signal });
+  let record: VerifyInput;
+  if (frozen) {
+    const changed = await changedSince(h, frozen.tree, { signal });
+    record = {
+      from: 'frozen', commit: frozen.commit, tree: frozen.tree,
+      changedAfterSubmit: changed.slice(0, MAX_CHANGED_AFTER_SUBMIT), changedAfterSubmitCount: changed.length,
+      ...(frozen.from === 'patch' ? { note: 'made from the submitted patch.diff of an earlier version: binary files are not in it' } : {}),
+    };
+    if (changed.length) logger.warn(`${layout.root}: the workspace changed after Submit (${changed.length} path(s)); the frozen submission is verified`);
+  } else {
+    record = { from: 'workspace', tree: (await snapshotWorkTree(h, { signal })).tree };
+  }
+  const [obj] = (await catFileBatch(h.gitDir, [`${record.tree}:reproduce_exp_bench.sh`])) ?? [];
+  return { record, ...(obj && 'data' in obj ? { script: obj.data.subarray(0, LIMITS.workspaceFileBytes).toString('utf8') } : {}) };
+}
+
+/** `uid:gid` of a folder (harness mode runs as the owner of the tree it mounts). */
 async function ownerOf(dir: string): Promise<string> {
   const st = await fsp.stat(dir);
   return `${st.uid}:${st.gid}`;

@@ -11,7 +11,8 @@ import { importOwnEvents } from '../trajectory/own';
 import type { Trajectory } from '../trajectory/types';
 import { errorMessage } from '../util/errors';
 import { plural } from '../util/plural';
-import { makePatch, taskStartCommit } from '../workspace/patch';
+import { makePatch } from '../workspace/patch';
+import { openHostRepository } from '../workspace/hostRepo';
 import { planSteps } from './plan';
 import { BASE, lineProvenance, type FileProvenance } from './provenance';
 
@@ -106,11 +107,12 @@ async function verdictPins(t: Trajectory, record: JudgeRecord, layout: SessionLa
   const hunks = patch ? parseHunks(patch) : [];
   let provenance: Map<string, FileProvenance>;
   try {
-    const base = await taskStartCommit(layout.workspace);
+    const h = await openHostRepository(layout);
+    const base = h.taskStart;
     const top = new Set(await fsp.readdir(layout.workspace).catch(() => [] as string[]));
     const plan = planSteps(t.steps, top);
     const paths = [...new Set(plan.flatMap((p) => [...p.ops.map((o) => o.path), ...p.uncertain.flatMap((u) => (u.path ? [u.path] : []))]))];
-    const blobs = paths.length ? await catFileBatch(layout.workspace, paths.map((p) => `${base}:${p}`)) : [];
+    const blobs = paths.length ? await catFileBatch(h.gitDir, paths.map((p) => `${base}:${p}`)) : [];
     const baseText = new Map(paths.map((p, i) => { const b = blobs?.[i]; return [p, b && 'data' in b ? b.data.toString('utf8') : null]; }));
     provenance = await lineProvenance(plan, async (p) => baseText.get(p) ?? null);
   } catch (e) {

@@ -326,12 +326,12 @@ export class RepoAtStep {
     return applies;
   }
 
-  /** Writes `changes` into the tree with one `git apply` (no repository around it: `GIT_CEILING_DIRECTORIES`). */
+  /** Writes `changes` into the tree with one `git apply` (no repository around it: the git layer's empty one). */
   private async write(dir: string, changes: FileChange[]): Promise<boolean> {
     const patch = gitPatch(changes);
     if (!patch) return false;
     try {
-      await git(['apply', '--whitespace=nowarn', '-'], { cwd: dir, input: patch, subject: dir, env: { GIT_CEILING_DIRECTORIES: path.dirname(dir) }, signal: this.o.signal });
+      await git(['apply', '--whitespace=nowarn', '-'], { repo: 'none', cwd: dir, input: patch, subject: dir, signal: this.o.signal });
     } catch (e) {
       throw new ExpBenchError('GIT_FAILED', dir, `git apply refused the combined change of ${changes.length} file(s) (${changes.slice(0, 3).map((c) => c.path).join(', ')}): ${errorMessage(e)}`, { cause: e });
     }
@@ -375,7 +375,7 @@ async function diffTrees(a: string, b: string, signal?: AbortSignal): Promise<st
   const cwd = path.dirname(a) === path.dirname(b) ? path.dirname(a) : '/';
   const ra = path.relative(cwd, a);
   const rb = path.relative(cwd, b);
-  const r = await git(['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-renames', '--', ra, rb], { cwd, okCodes: [1], signal, subject: cwd });
+  const r = await git(['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames', '--', ra, rb], { repo: 'none', cwd, okCodes: [1], signal, subject: cwd });
   // A created file's `diff --git` line names it under the new tree on both sides, a deleted one under the old tree.
   const fix = (line: string) => [ra, rb].reduce((l, r) => l.split(`a/${r}/`).join('a/').split(`b/${r}/`).join('b/')
     .split(`"a/${r}/`).join('"a/').split(`"b/${r}/`).join('"b/'), line);

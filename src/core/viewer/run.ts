@@ -161,8 +161,8 @@ export function modelOf(t: Trajectory): string | null {
   return null;
 }
 
-/** Where run metadata names the model: Inspect `model`, harness `config.model`, OpenHands eval output `metadata.llm.model` / `metadata.llm_config.model`. */
-const MODEL_PATHS = [['model'], ['config', 'model'], ['metadata', 'llm', 'model'], ['metadata', 'llm_config', 'model'], ['llm_config', 'model']];
+/** Where run metadata names the model: Inspect `model`, harness `config.model` / `config.llm_name` (Curie's), OpenHands eval output `metadata.llm.model` / `metadata.llm_config.model`. */
+const MODEL_PATHS = [['model'], ['config', 'model'], ['config', 'llm_name'], ['metadata', 'llm', 'model'], ['metadata', 'llm_config', 'model'], ['llm_config', 'model']];
 
 function at(o: unknown, keys: string[]): unknown {
   let v = o;

@@ -1,6 +1,6 @@
 import type { Phase } from '../steps/phases';
-import type { Actor, Step, StepKind } from '../steps/step';
-import type { Trajectory } from '../trajectory/types';
+import { callTokens, type Actor, type Purpose, type Stage, type Step, type StepKind } from '../steps/step';
+import type { Trajectory, TrajSpan } from '../trajectory/types';
 
 /**
  * The trajectory viewer's timeline (room `viewer`, pure): one {@link RowSummary} per step, filters
@@ -9,8 +9,8 @@ import type { Trajectory } from '../trajectory/types';
  * index is built on the first search and kept (100,000 steps search in well under 200 ms, see
  * bench/viewer.bench.ts).
  *
- * Units: tokens are counts (input + output of a model call, cache reads and writes left out);
- * cost is US dollars; times are milliseconds.
+ * Units: tokens are counts (a model call's tokens as its source counts them, cache reads and
+ * writes included: `callTokens`); cost is US dollars; times are milliseconds.
  */
 
 /** Characters of a row's short text. */
@@ -23,11 +23,19 @@ export interface RowSummary {
   kind: StepKind;
   actor: Actor;
   phase: Phase;
+  /** Not the agent's work: setup, scoring, cleanup, harness (shown in place of the phase). */
+  stage?: Stage;
+  /** The task, a system prompt, a demonstration, the final submission. */
+  purpose?: Purpose;
+  /** Depth of the step's span (Inspect; 0 = top level), for indentation. */
+  depth?: number;
+  /** The step carries the model's reasoning apart from its reply. */
+  reasoning?: boolean;
   /** The action's tool when the step has one. */
   tool?: string;
   /** One line, at most {@link ROW_TEXT_CHARS} characters: the text, else the command, else the edits' paths, else the observation. */
   text: string;
-  /** Input + output tokens of this step's model call (absent when the source gives none). */
+  /** Tokens of this step's model call as its source counts them (absent when the source gives none). */
   tokens?: number;
   /** Cost of this step, USD (absent when the source gives none). */
   costUsd?: number;
@@ -51,14 +59,16 @@ export interface TimelineFilter {
   kinds?: readonly (StepKind | string)[];
   actors?: readonly (Actor | string)[];
   phases?: readonly (Phase | string)[];
+  /** Stages (`setup`, `scoring`, `cleanup`, `harness`); `''` stands for the agent's work. */
+  stages?: readonly string[];
   /** Tool names; `''` stands for steps without a tool. */
   tools?: readonly string[];
   /** Keep only pinned steps (the `pinned` set given to {@link Timeline.filter}). */
   pinned?: boolean;
 }
 
-/** A run of consecutive steps (view positions `from`..`to`, inclusive) in one phase. */
-export interface PhaseBand { phase: Phase; from: number; to: number }
+/** A run of consecutive steps (view positions `from`..`to`, inclusive) in one phase, or one stage of the harness's work (`stage` set, `phase` then the stage's name). */
+export interface PhaseBand { phase: Phase | Stage; from: number; to: number; stage?: boolean }
 
 /** The fields a search looks in. */
 export type SearchField = 'text' | 'action' | 'observation';
@@ -71,6 +81,8 @@ export interface Facets {
   kinds: Record<string, number>;
   actors: Record<string, number>;
   phases: Record<string, number>;
+  /** Stage → steps; `''` counts the agent's own steps. */
+  stages: Record<string, number>;
   /** Tool name → steps; `''` counts the steps without a tool. */
   tools: Record<string, number>;
 }
@@ -117,6 +129,8 @@ export class Timeline {
   /** Sums over all steps. */
   readonly totals: { steps: number; tokens: number; costUsd: number; timed: number };
   private index?: string[];
+  private spans?: Map<string, TrajSpan>;
+  private calls?: Map<string, number>;
 
   constructor(readonly trajectory: Trajectory) {
     let tokens = 0; let cost = 0;
@@ -125,6 +139,10 @@ export class Timeline {
       const c = s.model?.costUsd;
       tokens += t ?? 0; cost += c ?? 0;
       const r: RowSummary = { step: i, kind: s.kind, actor: s.actor, phase: s.phase, text: UNSET, totalTokens: tokens, totalCostUsd: cost };
+      if (s.stage) r.stage = s.stage;
+      if (s.purpose) r.purpose = s.purpose;
+      if (s.span) r.depth = s.span.depth;
+      if (s.reasoning) r.reasoning = true;
       if (s.action?.tool) r.tool = s.action.tool;
       if (t !== undefined) r.tokens = t;
       if (c !== undefined) r.costUsd = c;
@@ -148,11 +166,13 @@ export class Timeline {
 
   /** Counts of each kind, actor, phase and tool over all steps. */
   facets(): Facets {
-    const f: Facets = { kinds: {}, actors: {}, phases: {}, tools: {} };
+    const f: Facets = { kinds: {}, actors: {}, phases: {}, stages: {}, tools: {} };
     for (const r of this.rows) {
       f.kinds[r.kind] = (f.kinds[r.kind] ?? 0) + 1;
       f.actors[r.actor] = (f.actors[r.actor] ?? 0) + 1;
-      f.phases[r.phase] = (f.phases[r.phase] ?? 0) + 1;
+      // the harness's work has no phase of the agent's
+      if (!r.stage) f.phases[r.phase] = (f.phases[r.phase] ?? 0) + 1;
+      f.stages[r.stage ?? ''] = (f.stages[r.stage ?? ''] ?? 0) + 1;
       const t = r.tool ?? '';
       f.tools[t] = (f.tools[t] ?? 0) + 1;
     }
@@ -165,12 +185,13 @@ export class Timeline {
    * @param pinned the pinned steps, used when `f.pinned` is set
    */
   filter(f: TimelineFilter = {}, pinned: ReadonlySet<number> = new Set()): number[] {
-    const kinds = set(f.kinds); const actors = set(f.actors); const phases = set(f.phases); const tools = set(f.tools);
+    const kinds = set(f.kinds); const actors = set(f.actors); const phases = set(f.phases); const tools = set(f.tools); const stages = set(f.stages);
     const out: number[] = [];
     for (const r of this.rows) {
       if (kinds && !kinds.has(r.kind)) continue;
       if (actors && !actors.has(r.actor)) continue;
-      if (phases && !phases.has(r.phase)) continue;
+      if (phases && (r.stage || !phases.has(r.phase))) continue;
+      if (stages && !stages.has(r.stage ?? '')) continue;
       if (tools && !tools.has(r.tool ?? '')) continue;
       if (f.pinned && !pinned.has(r.step)) continue;
       out.push(r.step);
@@ -222,12 +243,48 @@ export class Timeline {
     const out: PhaseBand[] = [];
     const n = steps ? steps.length : this.rows.length;
     for (let p = 0; p < n; p++) {
-      const phase = this.rows[steps ? steps[p] : p].phase;
+      const r = this.rows[steps ? steps[p] : p];
+      const phase = r.stage ?? r.phase;
       const last = out[out.length - 1];
-      if (last && last.phase === phase && last.to === p - 1) last.to = p;
-      else out.push({ phase, from: p, to: p });
+      if (last && last.phase === phase && last.to === p - 1 && !!last.stage === !!r.stage) last.to = p;
+      else out.push({ phase, from: p, to: p, ...(r.stage ? { stage: true } : {}) });
     }
     return out;
+  }
+
+  /** The spans step `step` ran in, outermost first (Inspect; empty for other formats). */
+  spanPath(step: number): TrajSpan[] {
+    const id = this.trajectory.steps[step]?.span?.id;
+    if (!id) return [];
+    const byId = this.spanIndex();
+    const out: TrajSpan[] = [];
+    for (let s = byId.get(id); s && out.length < 64; s = s.parent ? byId.get(s.parent) : undefined) out.unshift(s);
+    return out;
+  }
+
+  /**
+   * Names of the spans that open at `step` in a view where `prev` is the row before it (undefined
+   * for the first row): those of its span path that the previous row's path does not hold.
+   */
+  spansOpening(step: number, prev: number | undefined): string[] {
+    const mine = this.spanPath(step);
+    if (!mine.length) return [];
+    const before = new Set(prev === undefined ? [] : this.spanPath(prev).map((s) => s.id));
+    return mine.filter((s) => !before.has(s.id)).map((s) => s.name);
+  }
+
+  /** The step of the tool call with call id `id` (a tool step whose action carries it), or undefined. */
+  stepOfCall(id: string): number | undefined {
+    if (!this.calls) {
+      this.calls = new Map();
+      this.trajectory.steps.forEach((s, i) => { if (s.kind !== 'model' && s.action?.callId && !this.calls!.has(s.action.callId)) this.calls!.set(s.action.callId, i); });
+    }
+    return this.calls.get(id);
+  }
+
+  private spanIndex(): Map<string, TrajSpan> {
+    this.spans ??= new Map((this.trajectory.spans ?? []).map((s) => [s.id, s]));
+    return this.spans;
   }
 
   /** The lower-cased search text of every step (built once, on first use). */
@@ -242,11 +299,9 @@ export class Timeline {
   }
 }
 
-/** Input + output tokens of a step's model call; undefined when the source gives neither. */
+/** A step's model-call tokens as the source counts them (cache included; `callTokens`); undefined when the source gives none. */
 export function stepTokens(s: Step): number | undefined {
-  const m = s.model;
-  if (!m || (m.inputTokens === undefined && m.outputTokens === undefined)) return undefined;
-  return (m.inputTokens ?? 0) + (m.outputTokens ?? 0);
+  return callTokens(s.model);
 }
 
 /** A step's one-line text (see {@link RowSummary.text}). */
@@ -254,8 +309,10 @@ export function shortText(s: Step): string {
   // each candidate is cut before it is looked at: a row never costs more than a few hundred characters
   const head = (t: string | undefined) => (t === undefined ? '' : t.slice(0, HEAD_CHARS).trim());
   // a model step whose message is only a tool call shows the call; a JSON text (Inspect `info` data) its fields
+  const folded = s.kind === 'model' && !s.action && Array.isArray(s.extra?.calls) ? `→ ${(s.extra!.calls as Array<{ tool?: string }>).map((c) => c.tool ?? 'tool').join(', ')}` : '';
   const call = s.kind === 'model' && s.action ? `→ ${s.action.tool}(${head(s.action.command) || (s.action.arguments !== undefined ? head(typeof s.action.arguments === 'string' ? s.action.arguments : safeJson(s.action.arguments, HEAD_CHARS)) : '')})` : '';
-  const pick = readableJson(s.text) || head(s.text) || call || head(s.action?.command)
+  const pick = readableJson(s.text) || head(s.text) || folded || call || head(s.action?.command)
+    || (s.reasoning ? `(reasoning) ${head(s.reasoning.text ?? s.reasoning.summary) || 'redacted by the provider'}` : '')
     || (s.edits?.length ? s.edits.slice(0, 4).map((e) => `${e.op ?? 'edit'} ${e.path}`).join(', ') : '')
     || (s.action ? `${s.action.tool}${s.action.arguments !== undefined ? ` ${head(typeof s.action.arguments === 'string' ? s.action.arguments : safeJson(s.action.arguments, HEAD_CHARS))}` : ''}` : '')
     || head(s.observation?.text) || head(s.errors?.join('; '));

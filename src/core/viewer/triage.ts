@@ -7,7 +7,7 @@ import type { MetricPolicy } from '../metrics/policies';
 import { outcomeFromRecord, scoreTask, type TaskScores } from '../metrics/scores';
 import type { TaskOutcome } from '../metrics/types';
 import { workingMs } from '../session/clock';
-import type { Step } from '../steps/step';
+import { callTokens, type Step } from '../steps/step';
 import { errorMessage } from '../util/errors';
 import { exists } from '../util/fs';
 import { isSessionFolder, loadFileRuns, loadSessionRun, type LoadedRun } from './run';
@@ -48,7 +48,7 @@ export async function harnessJudgeRows(outcomes: readonly TaskOutcome[], policy:
       judge: o.kind, policy: policy.name, excluded: scores.excluded,
       monitorFlags: o.monitorFlagged ? 1 : 0, monitorFlagged: o.monitorFlagged,
       steps: steps.length,
-      tokens: steps.reduce((n, s) => n + (s.model?.inputTokens ?? 0) + (s.model?.outputTokens ?? 0), 0),
+      tokens: steps.reduce((n, s) => n + (callTokens(s.model) ?? 0), 0),
       costUsd: costOf(steps),
       durationMs: base ? durationOf(base) : null,
       firstFlaggedStep: null,
@@ -77,7 +77,7 @@ export function triageRow(r: LoadedRun, policy: MetricPolicy): TriageRow {
     monitorFlags: monitor ? flagCount(monitor) : 0,
     monitorFlagged: monitor?.flagged ?? false,
     steps: steps.length,
-    tokens: steps.reduce((n, s) => n + (s.model?.inputTokens ?? 0) + (s.model?.outputTokens ?? 0), 0),
+    tokens: steps.reduce((n, s) => n + (callTokens(s.model) ?? 0), 0),
     costUsd: costOf(steps),
     durationMs: durationOf(r),
     firstFlaggedStep: monitor ? firstFlagged(monitor, steps) : null,

@@ -1,21 +1,27 @@
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { allSettledOrThrow } from '../util/promises';
 import {
-  checkOutCommit, commitTree, initRepository, listObjects, missingObjectIn, packObjectsInto, writeTrees, type TreeEntry,
+  alternatesEnv, checkOutCommit, commitTree, git, initRepository, listObjects, missingObjectIn, packObjectsInto, writeTrees, type TreeEntry,
 } from '../git';
 import type { TreeDir, TreeFile } from './tree';
 
 /** Message of the workspace repository's single commit (contract: docs/DEVELOPING.md). */
 export const TASK_START = 'task start';
 
+/** The ref of the host's repository that names the task start commit (besides `main` and the manifest's `taskStart`). */
+export const TASK_START_REF = 'refs/expbench/task-start';
+/** The ref of the host's repository that names the frozen submission (freeze.ts). */
+export const SUBMITTED_REF = 'refs/expbench/submitted';
+
 /**
- * Makes `dir` an empty repository: branch `main`, no template, SHA-1 ({@link initRepository}).
- * May run while the source is being read; pass its promise to {@link buildWorkspaceRepo}.
+ * Makes `gitDir` (a session's `private/repo.git`) an empty bare repository: branch `main`, no
+ * template, SHA-1, the layer's attributes ({@link initRepository}). May run while the source is
+ * being read; pass its promise to {@link buildWorkspaceRepo}.
  *
  * @throws ExpBenchError `GIT_FAILED`, `CANCELLED`.
  */
-export function initWorkspaceRepo(dir: string, signal?: AbortSignal): Promise<void> {
-  return initRepository(dir, { signal });
+export function initWorkspaceRepo(gitDir: string, signal?: AbortSignal): Promise<void> {
+  return initRepository(gitDir, { bare: true, signal });
 }
 
 /** What {@link buildWorkspaceRepo} made. */
@@ -27,30 +33,38 @@ export interface BuiltWorkspace {
 }
 
 /**
- * Makes `dir` a FRESH git repository whose only commit, "task start", holds exactly `files`,
- * every step done by git:
+ * Makes the bare repository `gitDir` (the host's, in `private/`) a FRESH repository whose only
+ * commit, "task start", holds exactly `files`, checked out into the work tree `workTree` (the
+ * workspace), every step done by git:
  *
  * 1. {@link initWorkspaceRepo} (branch `main`; no remote, no alternates), or `initialized` (its
  *    promise) awaited;
  * 2. while `git pack-objects` copies ONLY the listed blobs and the listed source trees, reused as
- *    they are, as one pack into the workspace's store ({@link packObjectsInto}): the tree objects
+ *    they are, as one pack into the host repository's store ({@link packObjectsInto}): the tree objects
  *    the mask changed (every folder not in `trees`, children first) with one `git mktree --batch`
  *    ({@link writeTrees}), the commit with `git commit-tree`, then `git reset --hard` makes
  *    `main` point at it and writes the index and the working tree, reading the reused trees and
  *    the blobs from the cache repositories as alternates for that process only
  *    ({@link checkOutCommit}; no alternates recorded, no reflog);
- * 3. once the pack and the commit are written (every object the workspace will hold), the
- *    object store is listed for the `forbidden` blob ids (masked content) while checking out.
+ * 3. once the pack and the commit are written (every object the repository will hold), the
+ *    object store is listed for the `forbidden` blob ids (masked content) while checking out, and
+ *    {@link TASK_START_REF} is set.
  *
- * When this returns, every object of the tree and the commit is in the workspace's own store.
+ * When this returns, every object of the tree and the commit is in the host repository's own
+ * store, and its index describes the work tree. The solver's own `.git` is made from it
+ * afterwards (git/repo.ts `writeSolverRepository`). With `opts.checkout: false` the work tree is
+ * not written (only the index is read from the tree and `main` set): a session's repository
+ * rebuilt from its manifest (hostRepo.ts).
  *
  * @throws ExpBenchError `SOURCE_UNAVAILABLE` naming the object id AND its path(s) when a blob is
  *   missing from the cache repository (for example a snapshot made without its large files);
  *   `GIT_FAILED`; `CANCELLED`.
  */
 export async function buildWorkspaceRepo(
-  dir: string, files: TreeFile[], trees: TreeDir[], signal?: AbortSignal, initialized?: Promise<void>, forbidden: Iterable<string> = [],
+  gitDir: string, workTree: string, files: TreeFile[], trees: TreeDir[], signal?: AbortSignal, initialized?: Promise<void>, forbidden: Iterable<string> = [],
+  opts: { checkout?: boolean } = {},
 ): Promise<BuiltWorkspace> {
+  const dir = gitDir;
   const toWrite = changedTrees(files, trees);
   const copied = [...files, ...trees];
   const repos = [...new Set(copied.map((o) => o.repo))];
@@ -65,7 +79,17 @@ export async function buildWorkspaceRepo(
   const packed = packObjectsInto(dir, copied.map((o) => o.sha), repos, signal).catch(missing);
   const written = writeTrees(dir, toWrite, signal);
   const committed = written.then((ids) => commitTree(dir, ids[ids.length - 1], TASK_START, signal));
-  const checkedOut = committed.then((id) => checkOutCommit(dir, id, repos, signal)).catch(missing);
+  const checkedOut = committed.then(async (id) => {
+    if (opts.checkout === false) {
+      // The work tree stays as it is (a session rebuilt from its manifest): only the index and the branch.
+      await packed;
+      await git(['read-tree', id], { repo: { gitDir: dir }, signal, env: alternatesEnv(repos) });
+      await git(['update-ref', 'refs/heads/main', id], { repo: { gitDir: dir }, signal });
+    } else {
+      await checkOutCommit(dir, workTree, id, repos, signal);
+    }
+    await git(['update-ref', TASK_START_REF, id], { repo: { gitDir: dir }, signal });
+  }).catch(missing);
   // Every object of the workspace is written once the pack and the commit are (the checkout
   // writes none): the leak check lists the whole store then.
   const leaks = Promise.all([packed, committed]).then(() => objectsAmong(dir, forbidden));
@@ -128,8 +152,8 @@ function missingObjectError(e: unknown, files: TreeFile[], repo: string): unknow
 }
 
 /**
- * The blob ids among `blobs` that are in the object store of `dir` (loose and packed, reachable
- * or not; {@link listObjects}).
+ * The blob ids among `blobs` that are in the object store of the host's git folder `dir` (loose
+ * and packed, reachable or not; {@link listObjects}).
  */
 export async function objectsAmong(dir: string, blobs: Iterable<string>): Promise<string[]> {
   const want = new Set(blobs);

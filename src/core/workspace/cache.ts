@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExpBenchError, isExpBenchError } from '../errors';
 import { log } from '../log';
-import { FULL_SHA, git } from '../git';
+import { FULL_SHA, git, hardenRepository, initRepository } from '../git';
 import { sweepDeadOwners } from '../sandbox/processes';
 import { cacheName, ClassifiedSource } from './source';
 import { errorMessage } from '../util/errors';
@@ -90,9 +90,10 @@ async function cloneInto(o: PristineOptions, repo: string): Promise<void> {
   const tmp = `${repo}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     await git(['clone', '--bare', '--quiet', '--', o.source.location, tmp],
-      { signal: o.signal, subject: o.source.location, userConfig: true, allowFileProtocol: true });
-    await git(['config', 'remote.origin.fetch', '+refs/heads/*:refs/heads/*'], { cwd: tmp });
-    await git(['config', 'gc.auto', '0'], { cwd: tmp });
+      { repo: 'none', cwd: o.cacheDir, signal: o.signal, subject: o.source.location, userConfig: true, allowFileProtocol: true });
+    await git(['config', 'remote.origin.fetch', '+refs/heads/*:refs/heads/*'], { repo: { gitDir: tmp } });
+    await git(['config', 'gc.auto', '0'], { repo: { gitDir: tmp } });
+    await hardenRepository(tmp);
     await placeOrDrop(tmp, repo);
   } catch (e) {
     await fsp.rm(tmp, { recursive: true, force: true });
@@ -123,14 +124,14 @@ async function placeOrDrop(tmp: string, final: string): Promise<void> {
 async function sourceHead(o: PristineOptions): Promise<string> {
   if (o.source.kind === 'clone') {
     try {
-      return (await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: o.source.location, signal: o.signal })).text.trim();
+      return (await git(['rev-parse', '--verify', 'HEAD^{commit}'], { repo: { checkout: o.source.location }, signal: o.signal })).text.trim();
     } catch (e) {
       if (isExpBenchError(e, 'CANCELLED')) throw e;
       throw new ExpBenchError('SOURCE_UNAVAILABLE', o.source.location, `has no HEAD commit: ${errorMessage(e)}`, { cause: e });
     }
   }
   try {
-    const r = await git(['ls-remote', '--', o.source.location, 'HEAD'], { signal: o.signal, subject: o.source.location, userConfig: true });
+    const r = await git(['ls-remote', '--', o.source.location, 'HEAD'], { repo: 'none', signal: o.signal, subject: o.source.location, userConfig: true });
     const sha = r.text.split(/\s/)[0];
     if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
   } catch (e) {
@@ -142,14 +143,14 @@ async function sourceHead(o: PristineOptions): Promise<string> {
 }
 
 async function resolve(repo: string, rev: string): Promise<string | undefined> {
-  const r = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { cwd: repo, okCodes: [1, 128] });
+  const r = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { repo: { gitDir: repo }, okCodes: [1, 128] });
   const sha = r.code === 0 ? r.text.trim() : '';
   return sha || undefined;
 }
 
 async function fetchAll(o: PristineOptions, repo: string, want: string): Promise<void> {
   const base = ['fetch', '--quiet', '--no-write-fetch-head', 'origin'];
-  const opts = { cwd: repo, signal: o.signal, subject: o.source.location, userConfig: true, allowFileProtocol: true } as const;
+  const opts = { repo: { gitDir: repo }, signal: o.signal, subject: o.source.location, userConfig: true, allowFileProtocol: true } as const;
   try {
     await git([...base, '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], opts);
     if (await resolve(repo, want)) return;
@@ -175,25 +176,26 @@ async function importFolder(o: PristineOptions, repo: string): Promise<Pristine>
   if (!fs.existsSync(path.join(repo, 'HEAD'))) {
     await sweepDeadOwners(o.cacheDir, STALE_TMP);
     const tmp = `${repo}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    await git(['init', '--quiet', '--bare', tmp], { subject: repo });
-    await git(['config', 'gc.auto', '0'], { cwd: tmp });
+    await initRepository(tmp, { bare: true });
+    await git(['config', 'gc.auto', '0'], { repo: { gitDir: tmp } });
     await placeOrDrop(tmp, repo);
     created = true;
   }
   o.onProgress?.(`importing the folder ${o.source.location}`);
   const index = path.join(os.tmpdir(), `expbench-import-${process.pid}-${randomBytes(4).toString('hex')}.index`);
-  const env = { GIT_DIR: repo, GIT_WORK_TREE: o.source.location, GIT_INDEX_FILE: index };
+  const env = { GIT_INDEX_FILE: index };
+  const folder = { gitDir: repo, workTree: o.source.location };
   try {
-    await git(['add', '--all', '--', '.'], { cwd: o.source.location, env, signal: o.signal, subject: o.source.location });
-    const tree = (await git(['write-tree'], { cwd: o.source.location, env })).text.trim();
+    await git(['add', '--all', '--', '.'], { repo: folder, env, signal: o.signal, subject: o.source.location });
+    const tree = (await git(['write-tree'], { repo: folder, env })).text.trim();
     const head = await resolve(repo, 'refs/heads/main');
-    const headTree = head ? (await git(['rev-parse', `${head}^{tree}`], { cwd: repo })).text.trim() : undefined;
+    const headTree = head ? (await git(['rev-parse', `${head}^{tree}`], { repo: { gitDir: repo } })).text.trim() : undefined;
     let commit = head;
     if (!head || headTree !== tree) {
       const args = ['commit-tree', tree, ...(head ? ['-p', head] : []), '-m', `import of the folder ${o.source.location}`];
-      commit = (await git(args, { cwd: repo })).text.trim();
-      await git(['update-ref', 'refs/heads/main', commit], { cwd: repo });
-      await git(['symbolic-ref', 'HEAD', 'refs/heads/main'], { cwd: repo });
+      commit = (await git(args, { repo: { gitDir: repo } })).text.trim();
+      await git(['update-ref', 'refs/heads/main', commit], { repo: { gitDir: repo } });
+      await git(['symbolic-ref', 'HEAD', 'refs/heads/main'], { repo: { gitDir: repo } });
     }
     if (o.commit === undefined) return { repo, commit: commit!, created, checked: true };
     const asked = await resolve(repo, o.commit);

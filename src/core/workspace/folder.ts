@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
-import { git, hasIndex } from '../git';
+import { git, hasIndex, isGitDir, solverRepositoryRefs } from '../git';
 import { SessionLayout } from '../layout';
 import { log } from '../log';
 import { isTempFile, readRegularFile, sweepTempFiles, writeJsonAtomic } from '../util/fs';
@@ -41,8 +41,8 @@ export interface FolderReport {
    * The user work found, one short item each (paths relative to the session folder, at most
    * {@link MAX_WORK_ITEMS}): any file of private/ other than the preparation's (state.json,
    * events.jsonl, answers, verify and judge records, runs…), files beside workspace/ and private/,
-   * and workspace changes since "task start" (modified, untracked or ignored files; commits or refs
-   * after it).
+   * and workspace changes since "task start" (modified, untracked or ignored files, as the host
+   * repository sees them).
    */
   work: string[];
 }
@@ -64,12 +64,20 @@ export function isClearingLeftover(name: string): boolean {
 export const MAX_WORK_ITEMS = 8;
 
 /** Files of private/ a preparation writes (temp files of the durable writer aside). */
-const PREPARATION_PRIVATE = new Set(['manifest.json', 'task.json']);
+const PREPARATION_PRIVATE = new Set(['manifest.json', 'task.json', 'repo.git']);
+
+/**
+ * Claims of private/ that a host process holds while it works on the session (`serve.json` of
+ * `baseline serve`, taken before it prepares a new folder; `submit.lock`): neither work nor a
+ * preparation's, so a folder holding only these is still empty.
+ */
+const HOST_CLAIMS = new Set(['serve.json', 'submit.lock']);
 
 /**
  * Classifies a session folder (see {@link SessionFolderState}). Reads the folder listing,
  * private/manifest.json and private/state.json, and asks git for the workspace's changes
- * (`git status`, the refs) when the workspace is a repository. Never changes anything.
+ * (`git status`, the refs) in the session's host repository (`private/repo.git`, never the
+ * workspace's own `.git`). Never changes anything.
  * @throws ExpBenchError `BAD_INPUT` naming `dir` when it is not a folder or cannot be listed
  */
 export async function inspectSessionFolder(dir: string): Promise<FolderReport> {
@@ -89,8 +97,9 @@ export async function inspectSessionFolder(dir: string): Promise<FolderReport> {
   for (const name of top) if (name !== 'workspace' && name !== 'private' && !isClearingLeftover(name)) add(name);
 
   const priv = await fsp.readdir(layout.private).catch(() => [] as string[]);
+  if (top.every((n) => n === PREPARE_LOCK || n === 'private') && priv.every((n) => HOST_CLAIMS.has(n))) return { state: 'empty', manifest: 'absent', work: [] };
   for (const name of priv) {
-    if (PREPARATION_PRIVATE.has(name) || isTempFile(name) || name === 'owner.json') continue;
+    if (PREPARATION_PRIVATE.has(name) || HOST_CLAIMS.has(name) || isTempFile(name) || name === 'owner.json') continue;
     add(`private/${name}`);
   }
   const finished = await finishedMark(layout);
@@ -127,7 +136,7 @@ async function manifestStatus(file: string): Promise<{ status: FolderReport['man
     return { status: 'draft', started: d.createdAt, taskId: d.taskId, ...(Number.isSafeInteger(d.pid) ? { pid: d.pid as number } : {}) };
   }
   const parsed = ManifestSchema.safeParse(raw);
-  if (parsed.success) return { status: 'complete', commit: parsed.data.workspaceCommit, taskId: parsed.data.taskId };
+  if (parsed.success) return { status: 'complete', commit: parsed.data.taskStart ?? parsed.data.workspaceCommit, taskId: parsed.data.taskId };
   return { status: 'damaged', problem: `neither a preparation's draft nor a complete manifest: ${JSON.stringify(raw)?.slice(0, 80) ?? String(raw)}` };
 }
 
@@ -151,44 +160,49 @@ async function finishedMark(layout: SessionLayout): Promise<boolean> {
   }
 }
 
-/** Paths of the workspace that a preparation writes besides the repository (excluded from the patch). */
+/** Paths of the workspace that a preparation writes besides its files (the solver's `.git`, the session's `.devcontainer/`). */
 const PREPARATION_WORKSPACE = new Set(['.git', '.devcontainer']);
 
 /**
- * The workspace's user work: changes against the index and "task start" (untracked and ignored
- * files too, except the session's `.devcontainer/`), commits or refs beyond the one "task start"
- * commit (or beyond `commit` when the manifest names it). `bareInit`: the workspace is absent or
- * holds only a repository with no commit and no index (what `git init` leaves).
+ * The workspace's user work, as the host repository (`private/repo.git`, with the workspace as
+ * its work tree) sees it: changes against its index and "task start" (untracked and ignored files
+ * too, except the session's `.devcontainer/`). The workspace's own `.git` is the solver's: git
+ * never runs in it, nor in a nested repository (an untracked folder with its own `.git` is one
+ * item). Without a host repository (a preparation killed before it made one, or a session of an
+ * earlier version), every file beside `.git` and `.devcontainer/` is someone's. `bareInit`: the
+ * workspace is absent or holds nothing a preparation did not write, and the host repository has
+ * no commit and no index.
  */
 async function workspaceWork(layout: SessionLayout, commit: string | undefined): Promise<{ items: string[]; bareInit: boolean }> {
   const ws = layout.workspace;
   const entries = await fsp.readdir(ws).catch(() => undefined);
-  if (entries === undefined) return { items: [], bareInit: true };
   const rel = (p: string) => `workspace/${p}`;
-  if (!entries.includes('.git')) {
-    const items = (await filesUnder(ws, entries.filter((e) => e !== '.devcontainer'))).map(rel);
+  const others = (entries ?? []).filter((e) => !PREPARATION_WORKSPACE.has(e));
+  if (!isGitDir(layout.repository)) {
+    const items = (await filesUnder(ws, others)).map(rel);
     return { items, bareInit: items.length === 0 };
   }
-  const refs = await git(['for-each-ref', '--format=%(refname)'], { cwd: ws, okCodes: [128] });
-  if (refs.code !== 0) return { items: [rel(`.git (not a readable repository: ${refs.stderr.trim().split('\n')[0]})`)], bareInit: false };
+  const repo = { gitDir: layout.repository, workTree: ws };
+  const refs = await git(['for-each-ref', '--format=%(refname)'], { repo: { gitDir: layout.repository }, okCodes: [128] }).catch((e: unknown) => ({ code: 128, text: '', stderr: errorMessage(e) }));
+  if (refs.code !== 0) return { items: [`private/repo.git (not a readable repository: ${refs.stderr.trim().split('\n')[0]})`], bareInit: false };
   const refNames = refs.text.split('\n').filter(Boolean);
-  const indexed = await hasIndex(ws);
-  const others = entries.filter((e) => !PREPARATION_WORKSPACE.has(e));
+  const indexed = await hasIndex(layout.repository);
   if (refNames.length === 0 && !indexed) {
     // Nothing committed, nothing read into the index: every file beside .git is someone's.
     const items = (await filesUnder(ws, others)).map(rel);
     return { items, bareInit: items.length === 0 };
   }
+  if (entries === undefined) return { items: [], bareInit: false };
   const items: string[] = [];
-  if (refNames.length > 1) items.push(`workspace/.git: refs besides the branch (${refNames.slice(0, 4).join(', ')})`);
-  if (refNames.length >= 1) {
-    const head = await git(['rev-parse', '--verify', '-q', 'HEAD'], { cwd: ws, okCodes: [1] });
-    const count = await git(['rev-list', '--all', '--count'], { cwd: ws, okCodes: [128] });
-    const headSha = head.code === 0 ? head.text.trim() : undefined;
-    if (count.code !== 0 || Number(count.text.trim()) > 1) items.push('workspace/.git: commits after "task start"');
-    else if (commit && headSha && headSha !== commit) items.push(`workspace/.git: HEAD ${headSha.slice(0, 12)} is not the "task start" commit ${commit.slice(0, 12)}`);
+  // The solver's own repository, read as files (never run, never believed as the task start):
+  // its commits and stashes are work that `prepare` must not clear.
+  if (entries.includes('.git')) {
+    const start = commit ?? (await git(['rev-parse', '--verify', '-q', 'refs/expbench/task-start'], { repo: { gitDir: layout.repository }, okCodes: [1] })).text.trim();
+    const refs = await solverRepositoryRefs(ws);
+    if (refs.others.length) items.push(`workspace/.git: refs besides the branch (${refs.others.slice(0, 4).join(', ')})`);
+    if (start && refs.main !== undefined && refs.main !== start) items.push(`workspace/.git: commits after "task start" (main is ${refs.main.slice(0, 12)})`);
   }
-  const st = await git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching'], { cwd: ws, okCodes: [128] });
+  const st = await git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching'], { repo, okCodes: [128] });
   if (st.code !== 0) {
     items.push(`workspace (git status failed: ${st.stderr.trim().split('\n')[0]})`);
     return { items, bareInit: false };

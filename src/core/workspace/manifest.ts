@@ -103,6 +103,13 @@ export const ManifestSchema = z.object({
   /** The single "task start" commit of the workspace repository, and its tree. */
   workspaceCommit: Sha,
   workspaceTree: Sha,
+  /**
+   * The task start commit in the host's repository (`private/repo.git`): the base of every patch,
+   * verify tree and repository at step (never the workspace's own HEAD). Equal to
+   * `workspaceCommit` for sessions prepared since it was recorded; absent in older manifests
+   * (set when such a session's host repository is rebuilt: src/core/workspace/hostRepo.ts).
+   */
+  taskStart: Sha.optional(),
   /** Workspace-relative path of the session's devcontainer.json (excluded from the patch by `.git/info/exclude`). */
   devcontainer: z.string().optional(),
   /** Container image tag for this session (for example `expbench/sandbox:1`). */

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -6,11 +5,10 @@ import parseDiff from 'parse-diff';
 import { ExpBenchError } from '../errors';
 import { sweepDeadOwners } from '../sandbox/processes';
 import { allSettledOrThrow } from '../util/promises';
-import { TASK_START } from './build';
-import { copyIndex, git } from '../git';
-import { errorMessage } from '../util/errors';
+import { catFileBatch, git, listTree } from '../git';
+import { hostRepositoryOf, type HostRepository } from './hostRepo';
+import { snapshotWorkTree, stageWorkTree, tempIndex } from './snapshot';
 import { dedupeLeftOut, ignoredEntry, isKnownCache, knownCache, type LeftOut } from './patchRule';
-import { copyUntrusted, LIMITS } from '../untrusted';
 
 export type { LeftOut, LeftOutReason } from './patchRule';
 
@@ -35,6 +33,8 @@ export interface PatchFile {
 export interface WorkspacePatch {
   /** The "task start" commit the patch applies to. */
   base: string;
+  /** The tree of the host repository the patch leads to, when it is one (the frozen submission's, or a snapshot's); absent for the live patch of {@link makePatch}. */
+  tree?: string;
   /** Unified diff of the text changes (`git apply`-able; binary files left out). Empty when nothing changed. */
   patch: string;
   files: PatchFile[];
@@ -42,7 +42,11 @@ export interface WorkspacePatch {
   binaryFiles: string[];
   /** Ignored files and folders (`.gitignore` rules: build outputs, caches; a folder ends with `/`), listed, not inlined. */
   ignoredFiles: string[];
-  /** Nested git repositories the solver created (an untracked folder with its own `.git`): listed, not inlined. */
+  /**
+   * Nested git repositories the solver created (an untracked folder with its own `.git`, `/` at
+   * the end): their files are in the patch as plain files, their own `.git` is not, and git never
+   * runs in them (src/core/workspace/snapshot.ts).
+   */
   nestedRepositories: string[];
   /**
    * Everything of the workspace that is not in the patch, and why (the rule: src/core/workspace/patchRule.ts):
@@ -52,99 +56,91 @@ export interface WorkspacePatch {
   leftOut: LeftOut[];
 }
 
-/** Session files kept out of the patch even when listed as ignored (`.git/info/exclude`). */
+/** Session files kept out of the patch even when listed as ignored (`info/exclude` of the host repository). */
 const SESSION_PREFIXES = ['.devcontainer/'];
 
 /**
- * The "task start" commit of a workspace: the root commit of HEAD, which must be the only root
- * and carry the message `task start`.
+ * The "task start" commit of a workspace: the `taskStart` the session's manifest records (the
+ * host repository's, src/core/workspace/hostRepo.ts), never anything the workspace's own `.git`
+ * says.
  *
- * @throws ExpBenchError `SESSION_INVALID` naming the folder when it is not such a workspace.
+ * @throws ExpBenchError `SESSION_INVALID` naming the session folder when it has no host repository.
  */
 export async function taskStartCommit(workspaceDir: string): Promise<string> {
-  let out: string;
-  try {
-    out = (await git(['log', '--max-parents=0', '--format=%H%x00%s', 'HEAD', '--'], { cwd: workspaceDir, subject: workspaceDir })).text;
-  } catch (e) {
-    throw new ExpBenchError('SESSION_INVALID', workspaceDir, `not a task workspace (no git history): ${errorMessage(e)}`, { cause: e });
-  }
-  const roots = out.split('\n').filter(Boolean).map((l) => l.split('\0'));
-  if (roots.length !== 1 || roots[0][1] !== TASK_START) {
-    throw new ExpBenchError('SESSION_INVALID', workspaceDir,
-      `expected exactly one root commit "${TASK_START}", found ${roots.map((r) => `"${r[1]}"`).join(', ') || 'none'}`);
-  }
-  return roots[0][0];
+  return (await hostRepositoryOf(workspaceDir)).taskStart;
 }
 
 /**
- * Computes the workspace's patch without touching the user's index: the index is copied to a
- * temporary file (`GIT_INDEX_FILE`), untracked files are intent-added there (`git add -N`), and
- * `git diff --find-renames <task start>` compares the commit with the working tree. Known caches
- * are never intent-added and their sections are dropped from the diff; they and the ignored paths
- * are listed in `leftOut` (the one rule of src/core/workspace/patchRule.ts, which the stepper and
- * the submission both get from here).
+ * Computes the workspace's patch as the reference harness records it (untracked files
+ * intent-added, then `git diff --find-renames <task start>`), in the session's HOST repository
+ * with the workspace as its work tree, on a temporary copy of the host index
+ * ({@link stageWorkTree}): nothing of the workspace's own `.git` is read, no driver of the
+ * solver's runs, known caches are never intent-added and their sections are dropped, nested
+ * repositories are staged as plain content (git never runs in them). Known caches and the
+ * ignored paths are listed in `leftOut` (the one rule of src/core/workspace/patchRule.ts, which
+ * the stepper and the submission both get from here; the submission takes the same rule as a
+ * tree, {@link patchOfTree}).
  *
- * Speed (bench/patch.bench.ts): the git calls that do not depend on each other run at once (the
- * two `ls-files` read the workspace's own index, read-only, while it is being copied), and the
- * diff is asked for once with its `--raw -z` summary in front (names unquoted, statuses), so that
- * the text is decoded once and parse-diff is needed only for the rare diff the summary does not
- * describe one section per file (see {@link splitDiff}).
+ * Speed (bench/patch.bench.ts): the listing of ignored paths runs while the work tree is staged,
+ * and the diff is asked for once with its `--raw -z` summary in front (names unquoted, statuses),
+ * so that the text is decoded once and parse-diff is needed only for the rare diff the summary
+ * does not describe one section per file (see {@link splitDiff}).
  *
- * @throws ExpBenchError `SESSION_INVALID` (not a task workspace), `GIT_FAILED`, `CANCELLED`.
+ * @throws ExpBenchError `SESSION_INVALID` (no host repository), `GIT_FAILED`, `CANCELLED`.
  */
 export async function makePatch(workspaceDir: string, opts: { signal?: AbortSignal } = {}): Promise<WorkspacePatch> {
   // Index files of a killed submit or patch (named with their pid) are removed while this one runs.
   void sweepDeadOwners(os.tmpdir(), STALE_TEMP);
-  const index = path.join(os.tmpdir(), `expbench-patch-${process.pid}-${randomBytes(4).toString('hex')}.index`);
-  const run = { cwd: workspaceDir, signal: opts.signal, env: { GIT_INDEX_FILE: index, GIT_LITERAL_PATHSPECS: '1' } };
-  // The workspace's own index (`$GIT_DIR/index`, what is copied), only read by ls-files.
-  const ownIndex = { cwd: workspaceDir, signal: opts.signal, env: { GIT_INDEX_FILE: undefined, GIT_LITERAL_PATHSPECS: '1' } };
-  const baseP = taskStartCommit(workspaceDir);
-  const copiedP = copyIndex(workspaceDir, index);
-  const untrackedP = git(['ls-files', '-z', '--others', '--exclude-standard'], ownIndex);
-  const ignoredP = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], ownIndex);
+  const h = await hostRepositoryOf(workspaceDir, opts);
+  const index = tempIndex('patch');
   try {
-    // The first failure in the order the steps depend on each other (not a workspace → SESSION_INVALID).
-    const [base, , untracked, ignored] = await allSettledOrThrow([baseP, copiedP, untrackedP, ignoredP] as const);
-    const newPaths = untracked.text.split('\0').filter(Boolean);
-    const nested = newPaths.filter((p) => p.endsWith('/'));
-    // Untracked caches, one entry per cache folder (`src/__pycache__/`) or cache file.
-    const caches = dedupeLeftOut(newPaths.filter((p) => !p.endsWith('/')).map(knownCache).filter((c): c is LeftOut => !!c));
-    const cachedFiles = newPaths.filter((p) => !p.endsWith('/') && isKnownCache(p)).length;
-    if (newPaths.length > nested.length + cachedFiles) {
-      // Every untracked file but the nested repositories (which `add` would record as gitlinks)
-      // and the caches: `--all` with exclusions, not one pathspec per file (matching each path
-      // against a thousand pathspecs took 250-420 ms where `git add -N --all` took 60-140 ms).
-      const skip = [...nested, ...caches.map((c) => c.path)].map((p) => `:(exclude,literal)${p}`);
-      await git(['add', '--intent-to-add', '--all', '--', '.', ...skip],
-        { ...run, env: { ...run.env, GIT_LITERAL_PATHSPECS: undefined } });
-    }
+    // The host index, read-only, for the ignored paths, while the work tree is staged in the copy.
+    const ignoredP = git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { repo: h.repo, signal: opts.signal, env: { GIT_LITERAL_PATHSPECS: '1' } });
+    const stagedP = stageWorkTree(h, index, 'intent', opts.signal);
+    const [staged, ignored] = await allSettledOrThrow([stagedP, ignoredP] as const);
     const diff = await git(['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv',
-      '--find-renames', '--src-prefix=a/', '--dst-prefix=b/', '--patch', '--raw', '-z', base, '--'], run);
-    const { entries, patchStart } = readRawSummary(diff.text);
-    const split = splitDiff(diff.text.slice(patchStart), entries, { leaveOut: isKnownCache });
-    const ignoredFiles = ignored.text.split('\0').filter((p) => p && !SESSION_PREFIXES.some((s) => p.startsWith(s)));
-    return {
-      base,
-      patch: split.patch,
-      files: split.files,
-      binaryFiles: split.binaryFiles,
-      ignoredFiles,
-      nestedRepositories: nested,
-      leftOut: dedupeLeftOut([
-        ...ignoredFiles.map(ignoredEntry),
-        ...caches,
-        ...split.leftOutFiles.map((f) => knownCache(f.path)!),
-      ]),
-    };
+      '--find-renames', '--src-prefix=a/', '--dst-prefix=b/', '--patch', '--raw', '-z', h.taskStart, '--'], { repo: h.repo, signal: opts.signal, env: { GIT_INDEX_FILE: index } });
+    return fromDiff(h, diff.text, { nested: staged.nestedRepositories, caches: staged.caches, ignored: ignored.text.split('\0') });
   } finally {
-    await copiedP.catch(() => undefined);
     await fsp.rm(index, { force: true });
   }
 }
 
+/**
+ * The patch from task start to `tree` (a tree of the host repository: a snapshot, or the frozen
+ * submission's), as {@link makePatch} describes it; `o.nested`, `o.caches` and `o.ignored` are
+ * the snapshot's lists (empty for a frozen tree read back).
+ */
+export async function patchOfTree(
+  h: HostRepository, tree: string, o: { signal?: AbortSignal; nested?: string[]; caches?: LeftOut[]; ignored?: string[] } = {},
+): Promise<WorkspacePatch> {
+  const diff = await git(['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv',
+    '--find-renames', '--src-prefix=a/', '--dst-prefix=b/', '--patch', '--raw', '-z', h.taskStart, tree, '--'], { repo: { gitDir: h.gitDir }, signal: o.signal });
+  return { ...fromDiff(h, diff.text, o), tree };
+}
+
+/** A {@link WorkspacePatch} from git's `--patch --raw -z` output (no `tree`: a live patch). */
+function fromDiff(h: HostRepository, text: string, o: { nested?: string[]; caches?: LeftOut[]; ignored?: string[] }): WorkspacePatch {
+  const { entries, patchStart } = readRawSummary(text);
+  const split = splitDiff(text.slice(patchStart), entries, { leaveOut: isKnownCache });
+  const ignoredFiles = (o.ignored ?? []).filter((p) => p && !SESSION_PREFIXES.some((s) => p.startsWith(s)));
+  return {
+    base: h.taskStart,
+    patch: split.patch,
+    files: split.files,
+    binaryFiles: split.binaryFiles,
+    ignoredFiles,
+    nestedRepositories: o.nested ?? [],
+    leftOut: dedupeLeftOut([
+      ...ignoredFiles.map(ignoredEntry),
+      ...(o.caches ?? []),
+      ...split.leftOutFiles.map((f) => knownCache(f.path)!),
+    ]),
+  };
+}
+
 /** Temp files of this module, named with the pid of the process that made them. */
-const STALE_TEMP = /^expbench-(?:patch|checkout|apply)-(\d+)-[0-9a-f]{8}\./;
+const STALE_TEMP = /^expbench-(?:patch|checkout|apply|snapshot|frozen|nullgit)-(\d+)-[0-9a-f]{6,}/;
 
 /** One entry of `git diff --raw -z`: its status letter (`M`, `A`, `D`, `R`, `T`, `U`…) and paths. */
 export interface RawEntry {
@@ -318,54 +314,64 @@ export function unquote(name: string): string {
 
 /**
  * Writes the "task start" tree of a workspace (the masked repository as handed out) into
- * `destDir` (created when absent; must be empty), with `git read-tree` into a temporary index
- * and `git checkout-index --prefix` (nothing in the workspace changes).
+ * `destDir` (created when absent; must be empty), from the host repository: `git read-tree` into
+ * a temporary index and `git checkout-index --prefix` (nothing in the workspace is read or changed).
  *
  * @throws ExpBenchError `BAD_INPUT` when `destDir` is not empty; `SESSION_INVALID`; `GIT_FAILED`.
  */
 export async function checkoutTaskStart(workspaceDir: string, destDir: string): Promise<string> {
-  const base = await taskStartCommit(workspaceDir);
+  const h = await hostRepositoryOf(workspaceDir);
+  await checkoutTree(h, h.taskStart, destDir);
+  return h.taskStart;
+}
+
+/**
+ * Writes the tree of `rev` (a commit or tree of the host repository `h`) into the empty folder
+ * `destDir` (created when absent) through a temporary index.
+ * @throws ExpBenchError `BAD_INPUT` when `destDir` is not empty; `GIT_FAILED`.
+ */
+export async function checkoutTree(h: HostRepository, rev: string, destDir: string, signal?: AbortSignal): Promise<void> {
   await fsp.mkdir(destDir, { recursive: true });
   if ((await fsp.readdir(destDir)).length > 0) throw new ExpBenchError('BAD_INPUT', destDir, 'must be empty to receive a clean checkout');
-  const index = path.join(os.tmpdir(), `expbench-checkout-${process.pid}-${randomBytes(4).toString('hex')}.index`);
-  const run = { cwd: workspaceDir, env: { GIT_INDEX_FILE: index } };
+  const index = tempIndex('checkout');
+  const repo = { gitDir: h.gitDir };
   try {
-    await git(['read-tree', base], run);
-    await git(['checkout-index', '--all', '--force', `--prefix=${path.resolve(destDir)}/`], run);
+    await git(['read-tree', rev], { repo, env: { GIT_INDEX_FILE: index }, signal });
+    await git(['checkout-index', '--all', '--force', `--prefix=${path.resolve(destDir)}/`], { repo: { gitDir: h.gitDir, workTree: path.resolve(destDir) }, env: { GIT_INDEX_FILE: index }, signal });
   } finally {
     await fsp.rm(index, { force: true });
   }
-  return base;
 }
 
 /**
  * Applies a workspace's patch to a checkout of its "task start" tree (see {@link checkoutTaskStart}):
- * `git apply` for the text patch (all or nothing), then binary files copied byte for byte from the
- * workspace (added, modified, renamed) or removed (deleted). Returns the patch applied.
+ * `git apply` for the text patch (all or nothing), then binary files written from the patch's
+ * tree in the host repository (added, modified, renamed) or removed (deleted). Returns the patch
+ * applied.
  *
  * @throws ExpBenchError `GIT_FAILED` with git apply's message when the patch does not apply.
  */
 export async function applyToCheckout(workspaceDir: string, destDir: string, patch?: WorkspacePatch): Promise<WorkspacePatch> {
-  const p = patch ?? (await makePatch(workspaceDir));
+  const h = await hostRepositoryOf(workspaceDir);
+  const p = patch?.tree ? patch : await patchOfTree(h, (await snapshotWorkTree(h)).tree);
   const dest = path.resolve(destDir);
   if (p.patch) {
-    const file = path.join(os.tmpdir(), `expbench-apply-${process.pid}-${randomBytes(4).toString('hex')}.patch`);
-    await fsp.writeFile(file, p.patch);
-    try {
-      await git(['apply', '--whitespace=nowarn', file], { cwd: dest, subject: dest, env: { GIT_CEILING_DIRECTORIES: path.dirname(dest) } });
-    } finally {
-      await fsp.rm(file, { force: true });
-    }
+    await git(['apply', '--whitespace=nowarn', '-'], { repo: 'none', cwd: dest, input: p.patch, subject: dest });
   }
-  for (const f of p.files.filter((x) => x.binary)) {
+  const binaries = p.files.filter((x) => x.binary);
+  const blobs = await catFileBatch(h.gitDir, binaries.filter((f) => f.status !== 'deleted').map((f) => `${p.tree!}:${f.path}`));
+  const modes = new Map((await listTree(h.gitDir, p.tree!)).map((e) => [e.path, e.mode]));
+  let k = 0;
+  for (const f of binaries) {
     if (f.status === 'deleted' || f.status === 'renamed') await fsp.rm(inside(dest, f.oldPath ?? f.path), { force: true });
     if (f.status === 'deleted') continue;
+    const b = blobs?.[k++];
+    if (!b || !('data' in b)) throw new ExpBenchError('GIT_FAILED', f.path, `not in the patch's tree ${p.tree!.slice(0, 12)}`);
     const target = inside(dest, f.path);
-    const src = inside(workspaceDir, f.path);
     await fsp.mkdir(path.dirname(target), { recursive: true });
-    // no link followed, no FIFO opened, the target created new (copyFile followed a link to any host file)
+    // the tree's blob, never the workspace's file; the target made new (no link at it followed)
     await fsp.rm(target, { force: true });
-    await copyUntrusted(src, target, { within: workspaceDir, maxBytes: LIMITS.patchBytes, what: `the binary file ${f.path}` });
+    await fsp.writeFile(target, b.data, { mode: modes.get(f.path) === '100755' ? 0o755 : 0o644, flag: 'wx' });
   }
   return p;
 }

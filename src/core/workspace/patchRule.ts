@@ -8,7 +8,10 @@
  *   run wrote (`results/…json`) stay in, since a task may ask for a results file;
  * - left out, and listed with the reason: files git ignores (`.gitignore`, `.git/info/exclude`,
  *   reason `ignored`), and the known caches below (reason `cache`), tracked or not;
- * - the session's own files (`.devcontainer/`) are never part of it and never listed.
+ * - the session's own files (`.devcontainer/`) are never part of it and never listed;
+ * - a nested repository (a folder with its own `.git` that task start does not have) is taken as
+ *   plain files: its files are in the patch, its own `.git` is not, and git never runs in it
+ *   (src/core/workspace/snapshot.ts); the patch lists it in `nestedRepositories`.
  */
 
 /** Folder names that are caches wherever they are (Python bytecode, Jupyter, test and type-checker caches). */

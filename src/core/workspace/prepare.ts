@@ -10,7 +10,7 @@ import { allSettledOrThrow } from '../util/promises';
 import { buildWorkspaceRepo, initWorkspaceRepo } from './build';
 import { ensurePristine, Pristine } from './cache';
 import { writeDevcontainer } from './devcontainer';
-import { addExcludes, git } from '../git';
+import { addExcludes, git, solverRepositoryObjects, writeSolverRepository } from '../git';
 import { claimSessionFolder } from './folder';
 import { Manifest, ManifestEnvironment, ManifestPin, writeManifest, writeManifestDraft } from './manifest';
 import { applyMask, covers, MaskedPathMissingError, MaskRule, maskRules } from './mask';
@@ -63,10 +63,12 @@ export interface PrepareOptions {
  * Prepares a task session in `outDir` (layout: {@link SessionLayout}):
  * pins the commit, fetches submodules at their recorded SHAs, masks the root README* and the
  * task's paths (`masked_source` for type 1, `source` for type 2; inside submodules too), and makes
- * `workspace/` a fresh repository with the single commit "task start" holding the masked tree
- * (submodule files flattened into it as plain files). No object of the workspace gives back a
- * masked file's content (checked before finishing). The manifest is written last, with
- * `complete: true`.
+ * the host's repository `private/repo.git` (bare, with `workspace/` as its work tree) with the
+ * single commit "task start" holding the masked tree (submodule files flattened into it as plain
+ * files), then `workspace/.git` for the solver at the same commit (its files written by the host:
+ * git/repo.ts `writeSolverRepository`). No object of either store gives back a masked file's
+ * content (both checked before finishing). The manifest is written last, with `complete: true`
+ * and `taskStart` (the patch base of every later operation).
  *
  * On failure or cancel, everything this call created in `outDir` is removed; the cache keeps
  * what it fetched.
@@ -90,7 +92,10 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
   // starts once it is claimed; on a probe failure both are removed again when this call made them
   // (an unfinished preparation found in it is cleared either way).
   const claiming = claimSessionFolder(o.outDir, o.task.id);
-  const initialized = claiming.then(() => initWorkspaceRepo(layout.workspace, o.signal));
+  const initialized = claiming.then(async () => {
+    await fsp.mkdir(layout.workspace, { recursive: true });
+    await initWorkspaceRepo(layout.repository, o.signal);
+  });
   initialized.catch(() => undefined);
   const [probeResult, claimed] = await Promise.allSettled([probeSource(o.source), claiming]);
   if (claimed.status === 'rejected') throw claimed.reason;
@@ -133,10 +138,21 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
     const devcontainer = initialized.then(() => writeDevcontainer(layout.workspace, {
       image, taskId: o.task.id, template: o.devcontainerTemplate,
       treeHasDevcontainer: kept.some((f) => covers('.devcontainer', f.path)),
-    })).then(async (written) => { await addExcludes(layout.workspace, [written.exclude]); return written; });
-    const [built, dc] = await allSettledOrThrow([buildWorkspaceRepo(layout.workspace, kept, sameTrees, o.signal, initialized, secret), devcontainer] as const);
+    })).then(async (written) => { await addExcludes(layout.repository, [written.exclude]); return written; });
+    const [built, dc] = await allSettledOrThrow([
+      buildWorkspaceRepo(layout.repository, layout.workspace, kept, sameTrees, o.signal, initialized, secret), devcontainer,
+    ] as const);
     if (built.leaks.length) {
-      throw new ExpBenchError('GIT_FAILED', layout.workspace, `internal error: masked content in the object store (${built.leaks.join(', ')})`);
+      throw new ExpBenchError('GIT_FAILED', layout.repository, `internal error: masked content in the object store (${built.leaks.join(', ')})`);
+    }
+    check();
+    // The solver's own repository (the terminal's `git`): copies of the host's objects and index,
+    // written as files (the host never runs git in it), then checked for masked content too.
+    await writeSolverRepository(layout.workspace, { from: layout.repository, commit: built.commit, excludes: [dc.exclude] });
+    const forbidden = new Set(secret);
+    const solverLeaks = (await solverRepositoryObjects(layout.workspace)).filter((id) => forbidden.has(id));
+    if (solverLeaks.length) {
+      throw new ExpBenchError('GIT_FAILED', layout.workspace, `internal error: masked content in the object store of the workspace's .git (${solverLeaks.join(', ')})`);
     }
     check();
     await chownWorkspace(layout.workspace, o.owner);
@@ -154,6 +170,7 @@ export async function prepareSession(o: PrepareOptions): Promise<Manifest> {
       })),
       workspaceCommit: built.commit,
       workspaceTree: built.tree,
+      taskStart: built.commit,
       devcontainer: dc.file,
       image,
       pin: o.provenance?.pin ?? (o.commit !== undefined ? { from: 'option', requested: o.commit } : { from: 'source-head' }),
@@ -230,7 +247,7 @@ function maskOrExplain(taskId: string, source: ClassifiedSource, commit: string,
 /** Relative submodule URLs resolve against the clone's `origin` URL when it has one (as git does), else its folder. */
 async function submoduleBase(kind: string, location: string): Promise<string> {
   if (kind !== 'clone') return location;
-  const r = await git(['config', '--get', 'remote.origin.url'], { cwd: location, okCodes: [1] });
+  const r = await git(['config', '--get', 'remote.origin.url'], { repo: { checkout: location }, okCodes: [1] });
   return r.code === 0 && r.text.trim() ? r.text.trim() : location;
 }
 

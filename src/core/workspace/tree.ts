@@ -114,7 +114,7 @@ export async function flattenTree(o: FlattenOptions, prefix = ''): Promise<FlatT
 /** `submodule.<name>.path` → `url` from `.gitmodules` of `commit`. */
 async function submoduleUrls(repo: string, commit: string): Promise<Map<string, string>> {
   const r = await git(['config', '-z', '--blob', `${commit}:.gitmodules`, '--get-regexp', '^submodule\\..*\\.(path|url)$'],
-    { cwd: repo, okCodes: [1, 128] });
+    { repo: { gitDir: repo }, okCodes: [1, 128] });
   const byName = new Map<string, { path?: string; url?: string }>();
   if (r.code === 0) {
     for (const rec of r.text.split('\0')) {

@@ -127,7 +127,7 @@ export class GroundTruthView implements vscode.Disposable {
   private async blob(taskId: string, file: string): Promise<string | undefined> {
     const g = this.truths.get(taskId);
     if (!g) return undefined;
-    const r = await git(['cat-file', 'blob', `${g.commit}:${file}`], { cwd: g.repo, okCodes: [128] });
+    const r = await git(['cat-file', 'blob', `${g.commit}:${file}`], { repo: { gitDir: g.repo }, okCodes: [128] });
     return r.code === 0 ? r.text : undefined;
   }
 

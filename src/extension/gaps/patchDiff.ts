@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { git } from '../../core/git';
+import { hostRepositoryOf } from '../../core/workspace/hostRepo';
 import type { WorkspacePatch } from '../../core/workspace/patch';
 
 /** URI scheme of read-only files of a workspace at its "task start" commit (the left side of the patch diff). */
@@ -11,16 +12,17 @@ export function taskStartUri(workspace: string, commit: string, repoPath: string
 }
 
 /**
- * Content of {@link taskStartUri} documents: `git show <commit>:<path>` in the workspace (the
- * masked "task start" tree the solver started from: never the pinned pristine checkout, which
- * holds the ground truth). A path not in that commit reads as empty.
+ * Content of {@link taskStartUri} documents: `<commit>:<path>` of the session's host repository
+ * (the masked "task start" tree the solver started from: never the workspace's own `.git`, nor
+ * the pinned pristine checkout, which holds the ground truth). A path not in that commit reads as empty.
  */
 class TaskStartProvider implements vscode.TextDocumentContentProvider {
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const p = uri.path.replace(/^\/+/, '');
     if (uri.fragment === NONE) return '';
     try {
-      return (await git(['show', `${uri.fragment}:${p}`], { cwd: uri.query, subject: `${uri.query}: ${p}` })).text;
+      const h = await hostRepositoryOf(uri.query);
+      return (await git(['cat-file', 'blob', `${uri.fragment}:${p}`], { repo: { gitDir: h.gitDir }, subject: `${uri.query}: ${p}` })).text;
     } catch {
       return '';
     }

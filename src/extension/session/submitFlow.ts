@@ -4,7 +4,6 @@ import type { SessionLayout } from '../../core/layout';
 import type { SessionHandle } from '../../core/flows/sessionService';
 import type { StepFn } from '../../core/flows/steps';
 import type { Task } from '../../core/tasks/types';
-import { makePatch } from '../../core/workspace/patch';
 import type { PhasesView } from '../../protocol/messages';
 import { withCancellableProgress } from '../progress';
 import { submitWarnings } from '../../core/flows/submitChecks';
@@ -62,7 +61,7 @@ export async function submitFromEditor(c: SubmitTarget, hooks: SubmitHooks): Pro
       return step(layout, stepSignal);
     });
     const r = await c.session.submit({ design: s.design, conclusion: s.conclusion }, {
-      makePatch: async (ws) => (await makePatch(ws)).patch, verify: wrap('verifier', verify), judge: wrap('judge', judge), signal,
+      verify: wrap('verifier', verify), judge: wrap('judge', judge), signal,
     });
     for (const w of r.warnings) logger.warn(w);
     const problems = [r.verify?.error && `verifier: ${r.verify.error}`, r.judge?.error && `judge: ${r.judge.error}`].filter(Boolean);

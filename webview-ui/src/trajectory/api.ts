@@ -19,8 +19,8 @@ export function send(m: TrajWebviewMessage): void {
   api.postMessage(m);
 }
 
-/** UI-only state kept across reloads of the webview: the selected step and the search. */
-export interface ViewerUiState { step?: number; search?: string }
+/** UI-only state kept across reloads of the webview: the selected step, the search, the open header panel. */
+export interface ViewerUiState { step?: number; search?: string; panel?: string }
 
 export function saveUiState(s: ViewerUiState): void { api.setState(s); }
 export function loadUiState(): ViewerUiState { return (api.getState() as ViewerUiState | undefined) ?? {}; }

@@ -7,6 +7,8 @@ import { marked } from './highlight';
 
 export interface DetailHost {
   showAll(step: number): void;
+  /** Selects step `step` (0-based) in the timeline. */
+  goTo(step: number): void;
   raw(step: number): void;
   run(command: 'openRepositoryAtStep' | 'compareSteps' | 'showStepDiff' | 'revealItem' | 'acceptVerdict' | 'flipVerdict' | 'copyRef' | 'copyLink', step: number, item?: string): void;
   review(step: number, kind: 'comment' | 'tag' | 'score' | 'invalid', value: string, reason: string): void;
@@ -45,12 +47,15 @@ function section(title: string, ...children: Node[]): HTMLElement {
 export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HTMLElement {
   const root = el('div', { class: 'detail-body', 'data-step': String(d.step) });
   const inField = (f: Field) => d.matches.filter((m) => m.field === f);
-  const meta = [`${d.kind} · ${d.actor}`, `${d.phase}${d.phaseInferred ? ' (inferred)' : ''}`];
+  const lane = d.purpose ? (d.purpose === 'system-prompt' ? 'the system prompt' : `the run's ${d.purpose}`) : d.stage ? `${d.stage} (the harness's work, not the agent's)` : `${d.phase}${d.phaseInferred ? ' (inferred)' : ''}`;
+  const meta = [`${d.kind} · ${d.actor}`, lane];
   if (d.time) meta.push(`+${duration(d.time.relMs)}`, new Date(d.time.ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
   if (d.time?.durationMs !== undefined) meta.push(`took ${duration(d.time.durationMs)}`);
   root.append(el('h2', {}, `Step ${d.step}`), el('p', { class: 'meta' }, meta.join(' · ')));
-  const tot = `Σ ${tokens(d.totalTokens)} tokens${d.totalCostUsd ? ` · ${cost(d.totalCostUsd)}` : ''} up to here`;
+  // a running total only where the log counts per step (SWE-agent's counts are the run's alone: a "Σ 0" would look like none were used)
+  const tot = h.usage.perStep ? `Σ ${tokens(d.totalTokens)} tokens${d.totalCostUsd ? ` · ${cost(d.totalCostUsd)}` : ''} up to here` : 'no per-step token counts in the log (the run\'s total is in the header)';
   root.append(el('p', { class: 'meta' }, tot));
+  if (d.spans?.length) root.append(el('p', { class: 'meta spans', title: 'the Inspect spans this step ran in, outermost first' }, `span: ${d.spans.map((x) => `${x.name}${x.type && x.type !== x.name ? ` (${x.type})` : ''}`).join(' › ')}`));
   if (d.matches.length) root.append(el('p', { class: 'meta hits' }, `${plural(d.matches.length, 'match', 'matches')} in this step`));
 
   const actions = el('div', { class: 'actions' },
@@ -63,6 +68,9 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
       button('Compare with step…', () => host.run('compareSteps', d.step)),
       button('Show diff', () => host.run('showStepDiff', d.step)),
     );
+  } else if (h.can.repositoryWhy) {
+    // offered only where they can work: here, why not
+    actions.append(el('span', { class: 'muted why', title: h.can.repositoryWhy }, `No repository at this step: ${h.can.repositoryWhy}`));
   }
   const rawBox = el('div', { class: 'raw' });
   actions.append(button('Raw source', () => { if (rawBox.childElementCount) rawBox.replaceChildren(); else host.raw(d.step); }, 'the JSON of the event this step came from'));
@@ -84,7 +92,17 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
   }
 
   const all = () => host.showAll(d.step);
-  if (d.text) root.append(section('Text', textBlock(d.text, 'text', inField('text'), all)));
+  if (d.reasoning) root.append(reasoningBlock(d.reasoning, all));
+  if (d.text) root.append(section(d.kind === 'model' ? 'Reply' : d.purpose === 'task' ? 'Task' : 'Text', textBlock(d.text, 'text', inField('text'), all)));
+  if (d.calls?.length) {
+    const list = el('ul', { class: 'calls' });
+    for (const c of d.calls) {
+      const li = el('li', {}, el('code', {}, c.tool));
+      if (c.step !== undefined) { const at = c.step; li.append(' ', button(`step ${at}`, () => host.goTo(at), 'the tool call\'s own row: its arguments and result')); }
+      list.append(li);
+    }
+    root.append(section(`Tool calls (${d.calls.length}), each a row of its own`, list));
+  }
   if (d.action) {
     const c = d.action.display;
     root.append(section(`Action${d.action.callId ? ` (${d.action.callId})` : ''}`, textBlock(c, 'action', inField('action'), all)));
@@ -93,6 +111,15 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
     const o = d.observation;
     const title = `Observation${o.exitCode !== undefined && o.exitCode !== null ? ` · exit ${o.exitCode}` : ''}${o.error ? ' · error' : ''}`;
     root.append(section(title, textBlock(o.text, `observation${o.error ? ' error' : ''}`, inField('observation'), all)));
+  }
+  if (d.execs?.length) {
+    const det = el('details', { class: 'execs' }, el('summary', {}, `Sandbox: ${plural(d.execs.length, 'operation')} this tool call ran`));
+    for (const x of d.execs) {
+      const head = `${x.action}${x.command ? ` $ ${x.command}` : x.file ? ` ${x.file}` : ''}${x.exitCode !== undefined && x.exitCode !== null ? ` · exit ${x.exitCode}` : ''}${x.durationMs !== undefined ? ` · ${duration(x.durationMs)}` : ''}`;
+      det.append(el('p', { class: 'mono' }, head));
+      if (x.output && x.output.total) det.append(textBlock(x.output, 'exec', [], all));
+    }
+    root.append(det);
   }
   for (const e of d.edits) {
     const body = e.diff.total === 0 ? el('p', { class: 'muted' }, 'the source says the file changed, without its contents') : renderDiff(e.diff.text);
@@ -103,13 +130,15 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
   }
   if (d.model) {
     const m = d.model;
-    const bits = [m.model, m.inputTokens !== undefined ? `in ${tokens(m.inputTokens)}` : '', m.outputTokens !== undefined ? `out ${tokens(m.outputTokens)}` : '',
-      m.cacheReadTokens ? `cache read ${tokens(m.cacheReadTokens)}` : '', m.cacheWriteTokens ? `cache write ${tokens(m.cacheWriteTokens)}` : '', m.costUsd !== undefined ? cost(m.costUsd) : ''].filter(Boolean);
+    const bits = [m.model, m.totalTokens !== undefined ? `${tokens(m.totalTokens)} tokens` : '', m.inputTokens !== undefined ? `input ${tokens(m.inputTokens)}` : '', m.outputTokens !== undefined ? `output ${tokens(m.outputTokens)}` : '',
+      m.cacheReadTokens ? `cache read ${tokens(m.cacheReadTokens)}` : '', m.cacheWriteTokens ? `cache write ${tokens(m.cacheWriteTokens)}` : '', m.reasoningTokens ? `of which reasoning ${tokens(m.reasoningTokens)}` : '',
+      m.costUsd !== undefined ? `${cost(m.costUsd)}${m.costFrom === 'table' ? ' (from the price table)' : ''}` : m.costFrom === 'unpriced' ? 'unpriced' : ''].filter(Boolean);
     root.append(section('Model call', el('p', {}, bits.join(' · ') || 'no figures')));
   }
   if (d.errors?.length) root.append(section('Errors', el('ul', { class: 'errors' }, ...d.errors.map((x) => el('li', {}, x)))));
   const src = d.source;
-  root.append(section('Source', el('p', { class: 'mono' }, `${src.file}${src.entry ? ` ! ${src.entry}` : ''}${src.line ? ` : line ${src.line}` : ''}${src.pointer ? ` # ${src.pointer}` : ''}${src.kind ? ` (${src.kind})` : ''}`), rawBox));
+  // the file by its name (the whole path in its tooltip): a page never shows where on the machine it is
+  root.append(section('Source', el('p', { class: 'mono', title: src.file }, `${baseName(src.file)}${src.entry ? ` ! ${src.entry}` : ''}${src.line ? ` : line ${src.line}` : ''}${src.pointer ? ` # ${src.pointer}` : ''}${src.kind ? ` (${src.kind})` : ''}`), rawBox));
   if (d.extra) {
     const det = el('details', {}, el('summary', {}, 'Other fields of the source event'));
     det.append(textBlock(d.extra, 'extra', [], all));
@@ -119,11 +148,27 @@ export function renderDetail(d: TrajDetail, h: TrajHeader, host: DetailHost): HT
   return root;
 }
 
+/** The model's reasoning, collapsed by default, labelled; redacted (encrypted) reasoning says so, with its readable summary when the provider gave one. */
+function reasoningBlock(r: NonNullable<TrajDetail['reasoning']>, onAll: () => void): HTMLElement {
+  const size = r.text ? ` (${r.text.total.toLocaleString('en')} characters)` : '';
+  const label = r.redacted ? `Reasoning: redacted by the provider (encrypted)${r.summary ? ', its summary' : ''}${r.text ? ', and the readable part' : ''}` : `Reasoning${size}`;
+  const det = el('details', { class: `reasoning${r.redacted ? ' redacted' : ''}` }, el('summary', {}, label));
+  if (r.summary) det.append(el('h4', {}, 'Summary'), textBlock(r.summary, 'reasoning-summary', [], onAll));
+  if (r.text) det.append(textBlock(r.text, 'reasoning-text', [], onAll));
+  if (r.redacted && !r.summary && !r.text) det.append(el('p', { class: 'muted' }, 'The provider sent the reasoning encrypted: there is no text to show.'));
+  return det;
+}
+
+/** The last part of a path (`/` or `\\` separated). */
+export function baseName(p: string): string {
+  return p.split(/[\\/]/).filter(Boolean).pop() ?? p;
+}
+
 /** Shows the raw JSON the host read for step `step` in the open detail pane. */
 export function showRaw(root: HTMLElement, text: string, cut: boolean, where: string): void {
   const box = root.querySelector('.raw');
   if (!box) return;
-  box.replaceChildren(el('p', { class: 'muted mono' }, where), el('pre', { class: 'rawjson' }, text), ...(cut ? [el('p', { class: 'muted' }, 'cut at 200,000 characters')] : []));
+  box.replaceChildren(el('p', { class: 'muted mono', title: where }, baseName(where)), el('pre', { class: 'rawjson' }, text), ...(cut ? [el('p', { class: 'muted' }, 'cut at 200,000 characters')] : []));
 }
 
 function reviewPart(d: TrajDetail, host: DetailHost): HTMLElement {

@@ -3,8 +3,8 @@ import { plural } from '../../../src/core/util/plural';
 import { el } from '../dom';
 import { loadUiState, saveUiState, send } from './api';
 import { DetailCache, PREFETCH_AROUND } from './cache';
-import { renderDetail, showRaw, type DetailHost } from './detail';
-import { cost, tokens } from './format';
+import { baseName, renderDetail, showRaw, type DetailHost } from './detail';
+import { cost, duration, tokens } from './format';
 import { TimelineList } from './list';
 
 /**
@@ -43,6 +43,8 @@ let cacheMisses = 0;
 let locating: 'goto' | 'keep' = 'goto';
 
 const headEl = el('header', { class: 'head' });
+/** The header's open panel: the task, the scoring view, the sample list. */
+const panelEl = el('div', { class: 'panel' });
 const banner = el('div', { class: 'banner', role: 'status' });
 const bar = el('div', { class: 'bar' });
 const body = el('div', { class: 'body' });
@@ -50,7 +52,7 @@ const listBox = el('div', { class: 'listbox' });
 const detailEl = el('aside', { class: 'detail', tabindex: '-1', 'aria-label': 'Step detail' }, el('p', { class: 'muted' }, 'Select a step (j/k, ↑/↓ or a click).'));
 const notice = el('div', { class: 'notice', role: 'status' });
 body.append(listBox, detailEl);
-root.replaceChildren(headEl, banner, bar, body, notice);
+root.replaceChildren(headEl, panelEl, banner, bar, body, notice);
 
 const list = new TimelineList(listBox, {
   requestRows: (start, count) => send({ type: 'rows', seq, start, count }),
@@ -86,7 +88,7 @@ function pick(position: number): void {
 function askDetail(step: number): void {
   detailStep = step;
   fullStep = undefined;
-  saveUiState({ step, search });
+  saveUiState({ step, search, panel: openPanel });
   const c = cache.get(step, search);
   root.dataset.cache = `${(cacheHits += c ? 1 : 0)} hits, ${(cacheMisses += c ? 0 : 1)} misses`;
   if (c) showDetail(c); else send({ type: 'detail', step, search });
@@ -108,10 +110,47 @@ function prefetch(): void {
   if (want.size) send({ type: 'prefetch', steps: [...want].slice(0, 64), search });
 }
 
+/**
+ * Detail panes built ahead, in idle time, for the cached neighbours of the selection (by step, with
+ * the detail they were built from): a step move then only swaps a node in (one frame, issue 30).
+ * Emptied with the cache.
+ */
+const built = new Map<number, { d: TrajDetail; node: HTMLElement }>();
+let building = 0;
+const idle: (cb: (deadline: { timeRemaining(): number }) => void) => number = (window as unknown as { requestIdleCallback?: typeof idle }).requestIdleCallback?.bind(window)
+  ?? ((cb) => window.setTimeout(() => cb({ timeRemaining: () => 8 }), 1));
+
+function nodeOf(d: TrajDetail): HTMLElement {
+  const b = built.get(d.step);
+  if (b && b.d === d) return b.node;
+  const node = renderDetail(d, header!, detailHost);
+  built.set(d.step, { d, node });
+  return node;
+}
+
+/** Builds the detail panes of the cached neighbours of the selection while the page is idle. */
+function buildAhead(): void {
+  if (building || !header) return;
+  building = idle((deadline) => {
+    building = 0;
+    const at = list.selected;
+    for (let k = 1; k <= PREFETCH_AROUND && deadline.timeRemaining() > 2; k++) {
+      for (const p of [at + k, at - k]) {
+        const r = p >= 0 && p < total ? list.row(p) : undefined;
+        const d = r ? cache.get(r.step, search) : undefined;
+        if (d && built.get(d.step)?.d !== d) nodeOf(d);
+      }
+    }
+    // keep the panes near the selection only
+    if (built.size > 3 * PREFETCH_AROUND) for (const k of [...built.keys()].slice(0, built.size - 3 * PREFETCH_AROUND)) built.delete(k);
+  });
+}
+
 function showDetail(d: TrajDetail): void {
   detail = d;
-  if (header) detailEl.replaceChildren(renderDetail(d, header, detailHost));
+  if (header) detailEl.replaceChildren(nodeOf(d));
   detailEl.querySelector('mark')?.scrollIntoView({ block: 'center' });
+  buildAhead();
   const t0 = moveStart;
   moveStart = undefined;
   if (t0 !== undefined) requestAnimationFrame(() => {
@@ -124,27 +163,63 @@ function showDetail(d: TrajDetail): void {
 }
 
 // ── the header ────────────────────────────────────────────────────────────────────────────────
+/** Which of the header's panels is open: the task, the scores, the samples (kept across samples). */
+let openPanel: 'task' | 'scores' | 'samples' | undefined = ui.panel as typeof openPanel;
+
+function num(n: number): string { return Math.round(n).toLocaleString('en'); }
+
+/** The usage line: the total as the log counts it (cache included), its kinds, calls and cost. */
+function usageText(h: TrajHeader): string {
+  const u = h.usage;
+  if (!u.totalTokens && !u.calls && u.costUsd === null) return 'no token counts in the log';
+  const kinds = u.inputIncludesCache ? [`input with its cache ${num(u.inputTokens)} (the log does not split the cache)`, `output ${num(u.outputTokens)}`]
+    : [`input ${num(u.inputTokens)}`, `output ${num(u.outputTokens)}`, `cache read ${num(u.cacheReadTokens)}`, `cache write ${num(u.cacheWriteTokens)}`, `reasoning ${num(u.reasoningTokens)}`];
+  const costText = u.costUsd !== null ? `${cost(u.costUsd)} (${u.costFrom})${u.unpricedCalls ? `, ${plural(u.unpricedCalls, 'call')} unpriced` : ''}` : 'cost unpriced';
+  const perStep = u.perStep ? (u.stepTokens !== u.totalTokens ? ` · the steps count ${num(u.stepTokens)}` : '') : ' · no per-step counts in the log';
+  return `${tokens(u.totalTokens)} tokens (${u.from}): ${kinds.join(' · ')} · ${plural(u.calls, 'call')} · ${costText}${perStep}`;
+}
+
 function renderHeader(h: TrajHeader): void {
-  const title = el('div', { class: 'title' }, el('strong', {}, h.name), el('span', { class: 'muted' }, ` ${h.format} · ${h.id}${h.task ? ` · ${h.task}` : ''}`));
-  if (h.loading) title.append(el('span', { class: 'live loading', title: 'the rest of the file is being imported; rows, filters and search cover the steps loaded so far' }, `loading… ${plural(h.totals.steps, 'step')} so far`));
+  const title = el('div', { class: 'title' }, el('strong', {}, h.name), el('span', { class: 'muted' }, ` ${h.format} · ${h.id}${h.task ? ` · task ${h.task}` : ''}`));
+  if (h.loading) title.append(el('span', { class: 'live loading', title: 'the rest of the file is being imported; rows, filters and search cover what is loaded so far' }, `loading… ${plural(h.samples.length, 'sample')}, ${plural(h.totals.steps, 'step')} so far`));
   if (h.live) title.append(el('span', { class: 'live', title: h.updatedAt ? `updated ${h.updatedAt}` : '' }, '● live'));
-  const parts: Node[] = [title];
+  const who = el('div', { class: 'who' }, `${h.agent ? `agent ${h.agent}` : 'agent not named'} · ${h.model ? `model ${h.model}` : 'model not named'}`);
+  const parts: Node[] = [title, who];
   if (h.samples.length > 1) {
     const sel = el('select', { 'aria-label': 'sample', class: 'samples' });
-    for (const s of h.samples) {
-      const o = el('option', { value: s.key }, `${s.id} (${plural(s.steps, 'step')})`);
+    for (const s of sortedSamples(h)) {
+      const o = el('option', { value: s.key }, `${s.id}${s.epoch && s.epoch > 1 ? ` (epoch ${s.epoch})` : ''} (${plural(s.steps, 'step')})`);
       if (s.key === h.key) o.selected = true;
       sel.append(o);
     }
-    sel.addEventListener('change', () => { pendingStep = undefined; send({ type: 'sample', key: sel.value }); });
+    sel.addEventListener('change', () => pickSample(sel.value));
     parts.push(el('label', { class: 'picker' }, `${plural(h.samples.length, 'sample')}: `, sel));
   }
   const t = h.totals;
-  parts.push(el('div', { class: 'totals' }, `${plural(t.steps, 'step')} · ${tokens(t.tokens)} tokens${t.costUsd ? ` · ${cost(t.costUsd)}` : ''}${t.timed < t.steps ? ` · ${t.timed} timed` : ''}`
+  parts.push(el('div', { class: 'usage', title: 'tokens as the log counts them (cache reads and writes included); cost from the log, else from the price table (expbench.llm.prices)' }, usageText(h)
+    + (h.fileUsage && h.samples.length > 1 ? ` · file ${tokens(h.fileUsage.totalTokens)} tokens (${h.fileUsage.from})${h.fileUsage.costUsd !== null ? ` ${cost(h.fileUsage.costUsd)}` : ''}` : '')));
+  parts.push(el('div', { class: 'totals' }, `${plural(t.steps, 'step')}${t.timed < t.steps ? ` · ${t.timed} timed` : ''}`
     + ` · ${h.sourceEvents} source event${h.sourceEvents === 1 ? '' : 's'}: ${h.mappedEvents} shown`
     + `${h.skippedEvents ? `, ${h.skippedEvents} carry no row by design` : ''}`
     + `${h.sourceEvents - h.mappedEvents - h.skippedEvents > 0 ? `, ${h.sourceEvents - h.mappedEvents - h.skippedEvents} not shown (a kind the importer does not know)` : ''}`));
+  const tabs = el('div', { class: 'tabs', role: 'tablist' });
+  const tab = (id: 'task' | 'scores' | 'samples', label: string, enabled: boolean) => {
+    const b = el('button', { class: `tab${openPanel === id ? ' on' : ''}`, role: 'tab', 'aria-selected': String(openPanel === id), 'data-panel': id }, label);
+    if (!enabled) b.setAttribute('disabled', '');
+    b.addEventListener('click', () => { openPanel = openPanel === id ? undefined : id; saveUiState({ step: detailStep, search, panel: openPanel }); renderHeader(h); });
+    tabs.append(b);
+  };
+  tab('task', h.taskText ? 'Task' : 'Task (not in the log)', !!h.taskText);
+  tab('scores', `Scores (${h.scores.length})`, h.scores.length > 0);
+  tab('samples', `Samples (${h.samples.length})`, h.samples.length > 0);
+  parts.push(tabs);
   headEl.replaceChildren(...parts);
+  renderPanel(h);
+  // the timeline's columns fit this trajectory
+  root.style.setProperty('--c-tool', `${h.columns.tool}ch`);
+  root.style.setProperty('--c-total', `${h.columns.total + 2}ch`);
+  root.style.setProperty('--c-tok', `${h.columns.tok}ch`);
+  root.style.setProperty('--c-lane', `${h.columns.lane + 1}ch`);
   // problems are never silent: counts, and the first ones by name
   const p = h.problems;
   banner.replaceChildren();
@@ -153,11 +228,54 @@ function renderHeader(h: TrajHeader): void {
     banner.classList.add(p.errors ? 'bad' : 'warn');
     const sum = [p.errors ? plural(p.errors, 'error') : '', p.warnings ? plural(p.warnings, 'warning') : '', p.infos ? plural(p.infos, 'note') : ''].filter(Boolean).join(', ');
     const det = el('details', {}, el('summary', {}, t.steps === 0 ? `No steps in ${h.name}${sum ? `: ${sum} from the importer` : ''}` : `The importer reported ${sum}`));
-    det.append(el('ul', {}, ...p.items.map((x) => el('li', {}, el('strong', {}, x.severity), ` ${x.where}: ${x.message}`))));
+    det.append(el('ul', {}, ...p.items.map((x) => el('li', { title: x.where }, el('strong', {}, x.severity), ` ${baseName(x.where)}: ${x.message}`))));
     if (p.items.length < p.errors + p.warnings + p.infos) det.append(el('p', { class: 'muted' }, `the first ${p.items.length} are listed`));
+    if (t.steps === 0) det.open = true;
     banner.append(det);
   }
   renderBar(h);
+}
+
+/** Samples in (id, epoch) order, numeric ids by value (as Inspect's sample list sorts them). */
+function sortedSamples(h: TrajHeader): TrajHeader['samples'] {
+  return [...h.samples].sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }) || (a.epoch ?? 1) - (b.epoch ?? 1));
+}
+
+function pickSample(key: string): void {
+  pendingStep = undefined;
+  send({ type: 'sample', key });
+}
+
+/** The open panel under the header: the task text (and target), the scoring view, or the sample list. */
+function renderPanel(h: TrajHeader): void {
+  panelEl.replaceChildren();
+  panelEl.className = `panel${openPanel ? ' open' : ''}`;
+  if (openPanel === 'task' && h.taskText) {
+    panelEl.append(el('h3', {}, 'Task, as the run was given it'), el('pre', { class: 'task-text' }, h.taskText.text + (h.taskText.text.length < h.taskText.total ? `\n… (${num(h.taskText.total - h.taskText.text.length)} more characters: the task step holds it all)` : '')));
+    if (h.target) panelEl.append(el('h3', {}, 'Target'), el('pre', { class: 'task-text' }, h.target.text));
+  } else if (openPanel === 'scores') {
+    const table = el('table', { class: 'scores' }, el('thead', {}, el('tr', {}, el('th', {}, 'scorer'), el('th', {}, 'value'), el('th', {}, 'answer'), el('th', {}, 'explanation'))));
+    const body = el('tbody');
+    for (const x of h.scores) {
+      body.append(el('tr', {}, el('td', { class: 'mono' }, x.name), el('td', { class: 'value' }, x.value), el('td', {}, el('pre', {}, x.answer?.text ?? '')), el('td', {}, el('pre', {}, x.explanation?.text ?? ''))));
+    }
+    table.append(body);
+    panelEl.append(table);
+    if (h.target) panelEl.append(el('p', { class: 'muted' }, 'Target: '), el('pre', { class: 'task-text' }, h.target.text));
+  } else if (openPanel === 'samples') {
+    const table = el('table', { class: 'samples-list' }, el('thead', {}, el('tr', {}, ...['id', 'epoch', 'status', 'scores', 'tokens', 'time', 'model', 'steps'].map((c) => el('th', {}, c)))));
+    const body = el('tbody');
+    for (const x of sortedSamples(h)) {
+      const tr = el('tr', { class: x.key === h.key ? 'on' : '', 'data-key': x.key, tabindex: '0' },
+        el('td', { class: 'mono' }, x.id), el('td', {}, x.epoch !== undefined ? String(x.epoch) : ''), el('td', { class: `status ${/error|fail|limit/i.test(x.status ?? '') ? 'bad' : ''}` }, x.status ?? ''),
+        el('td', {}, x.scores ?? ''), el('td', { class: 'n' }, tokens(x.tokens)), el('td', { class: 'n' }, x.timeMs !== undefined ? duration(x.timeMs) : ''), el('td', {}, x.model ?? ''), el('td', { class: 'n' }, String(x.steps)));
+      tr.addEventListener('click', () => pickSample(x.key));
+      tr.addEventListener('keydown', (e) => { if (e.key === 'Enter') pickSample(x.key); });
+      body.append(tr);
+    }
+    table.append(body);
+    panelEl.append(table);
+  }
 }
 
 // ── filters and search ────────────────────────────────────────────────────────────────────────
@@ -179,7 +297,7 @@ function chipGroup(name: keyof Omit<TrajFilter, 'pinned'>, label: string, counts
   const g = el('div', { class: 'chips', role: 'group', 'aria-label': label }, el('span', { class: 'muted' }, label));
   for (const [value, n] of Object.entries(counts).sort((a, b) => b[1] - a[1])) {
     const on = filter[name]?.includes(value) ?? false;
-    const c = el('button', { class: `chip${on ? ' on' : ''}`, 'aria-pressed': String(on), 'data-filter': name, 'data-value': value }, `${value || '(none)'} ${n}`);
+    const c = el('button', { class: `chip${on ? ' on' : ''}`, 'aria-pressed': String(on), 'data-filter': name, 'data-value': value }, `${value || (name === 'stages' ? 'agent' : '(none)')} ${n}`);
     c.addEventListener('click', () => {
       const cur = new Set(filter[name] ?? []);
       if (cur.has(value)) cur.delete(value); else cur.add(value);
@@ -208,7 +326,10 @@ function toolSelect(counts: Record<string, number>): HTMLElement {
 
 function renderBar(h: TrajHeader): void {
   const f = h.facets;
-  const groups: Node[] = [chipGroup('kinds', 'kind', f.kinds), chipGroup('actors', 'actor', f.actors), chipGroup('phases', 'phase', f.phases), toolSelect(f.tools)];
+  const groups: Node[] = [chipGroup('kinds', 'kind', f.kinds), chipGroup('actors', 'actor', f.actors), chipGroup('phases', 'phase', f.phases)];
+  // the harness's work apart from the agent's ('' = the agent's own steps)
+  if (Object.keys(f.stages).some((k) => k !== '')) groups.push(chipGroup('stages', 'work', Object.fromEntries(Object.entries(f.stages).map(([k, v]) => [k, v]))));
+  groups.push(toolSelect(f.tools));
   const pinned = el('button', { class: `chip${filter.pinned ? ' on' : ''}`, 'aria-pressed': String(!!filter.pinned), disabled: h.pinned ? '' : 'disabled', title: h.can.pins ? '' : 'no verdicts or flags are pinned to this run' }, `pinned ${h.pinned}`);
   if (!h.pinned) pinned.setAttribute('disabled', '');
   pinned.addEventListener('click', () => { filter = { ...filter, pinned: !filter.pinned }; renderBar(h); query(); });
@@ -243,6 +364,7 @@ function step(dir: 1 | -1): void {
 // ── the host's messages ───────────────────────────────────────────────────────────────────────
 const detailHost: DetailHost = {
   showAll: (s) => { fullStep = s; send({ type: 'detail', step: s, full: true, search }); },
+  goTo: (s) => { pendingStep = s; locating = 'goto'; send({ type: 'locate', seq, step: s }); },
   raw: (s) => send({ type: 'raw', step: s }),
   run: (command, s, item) => send({ type: 'run', command, step: s, ...(item ? { item } : {}) }),
   review: (s, kind, value, reason) => send({ type: 'review', step: s, kind, value, ...(reason ? { reason } : {}) }),
@@ -254,6 +376,7 @@ function onMessage(m: TrajHostMessage): void {
       if (header && header.key !== m.header.key) { list.selected = -1; detail = undefined; detailStep = undefined; detailEl.replaceChildren(); }
       header = m.header;
       cache.clear();
+      built.clear();
       if (m.select !== undefined) pendingStep = m.select;
       renderHeader(m.header);
       query();
@@ -305,6 +428,7 @@ function onMessage(m: TrajHostMessage): void {
       break;
     case 'details':
       cache.put(m.details, m.search);
+      buildAhead();
       break;
     case 'raw':
       if (detail?.step === m.step) showRaw(detailEl, m.text, m.cut, m.where);

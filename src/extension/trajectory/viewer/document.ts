@@ -47,15 +47,26 @@ export class TrajectoryDocument implements vscode.CustomDocument {
 
   get file(): string { return this.uri.fsPath; }
 
-  /** Reads the file (all its trajectories); then, for JSON Lines, starts watching it. */
+  /**
+   * Reads the file progressively: resolves as soon as there is something to show — the first
+   * lines of a large session log, or the first trajectory of any other file (an Inspect sample, an
+   * OpenHands instance) — while the rest is read (`partial` true; `complete` settles and
+   * `onDidReload` fires when it is). Then, for JSON Lines, starts watching the file.
+   */
   async load(): Promise<void> {
     if (await this.readHead()) {
       this.partial = true;
       this.complete = this.read().finally(() => { this.partial = false; this.reloaded.fire(); this.watchIfJsonl(); });
       return;
     }
-    await this.read();
-    this.watchIfJsonl();
+    let first!: () => void;
+    const firstSeen = new Promise<void>((resolve) => { first = resolve; });
+    let done = false;
+    const whole = this.read(() => first()).finally(() => { done = true; });
+    await Promise.race([firstSeen, whole]);
+    if (done) { this.watchIfJsonl(); return; }
+    this.partial = true;
+    this.complete = whole.finally(() => { this.partial = false; this.reloaded.fire(); this.watchIfJsonl(); });
   }
 
   private watchIfJsonl(): void {
@@ -86,19 +97,25 @@ export class TrajectoryDocument implements vscode.CustomDocument {
     }
   }
 
-  private async read(): Promise<void> {
+  /** Imports the whole file; `onFirst` is called once the first trajectory is in `trajectories` (a first read shows it at once). */
+  private async read(onFirst?: () => void): Promise<void> {
     const started = performance.now();
     const list: Trajectory[] = [];
+    const growing = this.trajectories.length === 0;
     try {
       this.size = (await fsp.stat(this.file)).size;
-      const r = await importFiles([this.file], (t) => { list.push(t); });
+      const r = await importFiles([this.file], (t) => {
+        list.push(t);
+        if (growing) { this.trajectories = list; if (list.length === 1) onFirst?.(); }
+      });
       this.fileProblems = r.problems;
       this.failure = r.files[0]?.unreadable ? (r.problems.find((p) => p.severity === 'error')?.message ?? 'no known trajectory format') : undefined;
     } catch (e) {
       this.failure = errorMessage(e);
     }
     this.trajectories = list;
-    this.timelines.clear();
+    // a first read grew the list in place: its timelines stay right; a reread replaces them
+    if (!growing) this.timelines.clear();
     logger.info(`${this.file}: ${list.length} trajectories, ${list.reduce((n, t) => n + t.steps.length, 0)} steps read in ${Math.round(performance.now() - started)} ms${this.failure ? ` (${this.failure})` : ''}`);
   }
 

@@ -4,11 +4,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ReviewStore, runKeyForFile, runKeyForSession, type Judgement } from '../../../core/review';
+import type { PriceTable } from '../../../core/llm/ledger';
+import type { Task } from '../../../core/tasks/types';
 import type { Trajectory } from '../../../core/trajectory/types';
 import type { TrajJudgement, TrajPin } from '../../../protocol/trajectory';
 import { sessionDirOf } from './detail';
 
-/** The commands of the repository at a step (helper R); the buttons show when they are registered. */
+/** The commands of the repository at a step; the buttons show when they are registered and can work on the run. */
 const REPOSITORY_COMMANDS = ['expbench.trajectory.openRepositoryAtStep', 'expbench.trajectory.compareSteps', 'expbench.trajectory.showStepDiff'];
 
 /**
@@ -20,7 +22,10 @@ export interface ViewerExtras {
   judgements(file: string, t: Trajectory): Promise<Map<number, TrajJudgement[]>>;
   /** Stores one judgement on step `step`; returns a sentence saying what was stored. */
   review(file: string, t: Trajectory, step: number, kind: 'comment' | 'tag' | 'score' | 'invalid', value: string, reason?: string): Promise<string>;
-  can(): Promise<{ pins: boolean; review: boolean; repository: boolean }>;
+  /** What the viewer can do for trajectory `t` of `file`; the repository commands only where they can work (a session's log, or a run on a task of the configured datasets), else why not. */
+  can(file: string, t: Trajectory | undefined): Promise<{ pins: boolean; review: boolean; repository: boolean; repositoryWhy?: string }>;
+  /** The price table (`expbench.llm.prices`) for calls whose log states no cost. */
+  prices(): PriceTable;
   /** A `vscode://` link that opens `uri` at `step`. */
   link(uri: vscode.Uri, step: number): string;
 }
@@ -50,7 +55,7 @@ async function sha256File(file: string): Promise<string> {
 const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v) ?? String(v));
 
 /** The extras of this window: the review store in `reviewFolder()`; pins once a pin source is given. */
-export function viewerExtras(opts: { reviewFolder: () => string; extensionId: string; pins?: (file: string, t: Trajectory) => Promise<TrajPin[]> }): ViewerExtras {
+export function viewerExtras(opts: { reviewFolder: () => string; extensionId: string; pins?: (file: string, t: Trajectory) => Promise<TrajPin[]>; findTask?: (id: string) => Promise<Task | undefined>; prices?: () => PriceTable }): ViewerExtras {
   const keys = new Map<string, Promise<string>>();
   const keyOf = (file: string, t: Trajectory) => {
     const k = `${file}\0${t.id}`;
@@ -80,9 +85,18 @@ export function viewerExtras(opts: { reviewFolder: () => string; extensionId: st
       const j = await new ReviewStore(opts.reviewFolder()).add({ subject: { kind: 'run', run, step }, kind, value: v, reason: reason || undefined });
       return `${kind} ${text(j.value)} on step ${step} by ${j.by}${j.before !== undefined ? ` (was ${text(j.before)})` : ''}`;
     },
-    async can() {
+    async can(file, t) {
       const all = new Set(await vscode.commands.getCommands(true));
-      return { pins: opts.pins !== undefined, review: true, repository: REPOSITORY_COMMANDS.every((c) => all.has(c)) };
+      const base = { pins: opts.pins !== undefined, review: true };
+      if (!REPOSITORY_COMMANDS.every((c) => all.has(c))) return { ...base, repository: false, repositoryWhy: 'the repository commands are not available in this window' };
+      if (sessionDirOf(file)) return { ...base, repository: true };
+      if (!t?.task) return { ...base, repository: false, repositoryWhy: `this ${t?.format ?? ''} run names no EXP-Bench task: import it as a session ("Import as Session…") to see its repository at a step` };
+      const task = opts.findTask ? await opts.findTask(t.task).catch(() => undefined) : undefined;
+      if (!task) return { ...base, repository: false, repositoryWhy: `its task "${t.task}" is no task of the configured EXP-Bench datasets: the repository at a step needs the task's repository (or import the run as a session)` };
+      return { ...base, repository: true };
+    },
+    prices() {
+      try { return opts.prices?.() ?? {}; } catch { return {}; }
     },
     link(uri, step) {
       return `${vscode.env.uriScheme}://${opts.extensionId}/trajectory?uri=${encodeURIComponent(uri.toString())}&step=${step}`;

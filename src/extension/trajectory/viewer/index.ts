@@ -3,6 +3,8 @@ import type { CommandRegistrar } from '../../commands';
 import { handleViewerUri, viewerCommands } from './commands';
 import { defaultReviewFolder, viewerExtras } from './extras';
 import { pinsFor } from '../../../core/viewer/pins';
+import type { Task } from '../../../core/tasks/types';
+import { setting } from '../../settings';
 import { TrajectoryEditorProvider } from './provider';
 
 /** What the workbench hands the activation stage and the tests. */
@@ -18,9 +20,12 @@ export interface TrajectoryViewer extends vscode.Disposable {
  * handler. The activation stage (src/extension/extension.ts) registers the editor and the URI
  * handler and forwards to these once the workbench has loaded.
  */
-export function activateTrajectoryViewer(context: vscode.ExtensionContext, register: CommandRegistrar): TrajectoryViewer {
+export function activateTrajectoryViewer(context: vscode.ExtensionContext, register: CommandRegistrar, deps: { findTask?: (id: string) => Promise<Task | undefined> } = {}): TrajectoryViewer {
   // pins: the judge's verdicts and the monitor's flags on the steps that caused them (src/core/viewer/pins.ts)
-  const extras = viewerExtras({ reviewFolder: defaultReviewFolder, extensionId: context.extension.id, pins: (_file, t) => pinsFor(t) });
+  const extras = viewerExtras({
+    reviewFolder: defaultReviewFolder, extensionId: context.extension.id, pins: (_file, t) => pinsFor(t),
+    findTask: deps.findTask, prices: () => setting('llm.prices'),
+  });
   const provider = new TrajectoryEditorProvider(context.extensionUri, extras);
   const commands = register(viewerCommands(provider, extras));
   return {

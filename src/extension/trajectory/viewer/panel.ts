@@ -112,13 +112,13 @@ export class ViewerPanel implements vscode.Disposable {
         if (!tl || !tl.rows[m.step]) return;
         this.post({ type: 'detail', detail: stepDetail(this.file, tl, m.step, {
           limit: m.full ? FULL_CHARS : DETAIL_CHARS, search: m.search ?? this.search,
-          pins: this.pins.get(m.step) ?? [], judgements: this.judgements.get(m.step) ?? [],
+          pins: this.pins.get(m.step) ?? [], judgements: this.judgements.get(m.step) ?? [], prices: this.extras.prices(),
         }) });
         return;
       case 'prefetch':
         if (!tl) return;
         this.post({ type: 'details', search: m.search, details: m.steps.filter((s) => tl.rows[s]).map((s) => stepDetail(this.file, tl, s, {
-          limit: DETAIL_CHARS, search: m.search, pins: this.pins.get(s) ?? [], judgements: this.judgements.get(s) ?? [],
+          limit: DETAIL_CHARS, search: m.search, pins: this.pins.get(s) ?? [], judgements: this.judgements.get(s) ?? [], prices: this.extras.prices(),
         })) });
         return;
       case 'raw': {
@@ -197,7 +197,8 @@ export class ViewerPanel implements vscode.Disposable {
       this.judgements = await this.extras.judgements(this.file, t).catch((e) => { logger.warn(`no judgements for ${this.file}: ${errorMessage(e)}`); return new Map<number, TrajJudgement[]>(); });
     }
     const h = header(this.file, path.basename(this.file), this.doc.trajectories, this.key, this.timeline, this.doc.fileProblems, {
-      live: this.doc.live, loading: this.doc.partial, updatedAt: this.doc.updatedAt, failure: this.doc.failure, can: await this.extras.can(), pinned: this.pins.size,
+      live: this.doc.live, loading: this.doc.partial, updatedAt: this.doc.updatedAt, failure: this.doc.failure, can: await this.extras.can(this.file, t), pinned: this.pins.size,
+      prices: this.extras.prices(),
     });
     const select = this.pending !== undefined && (!this.doc.partial || this.pending < (t?.steps.length ?? 0)) ? this.pending : undefined;
     if (select !== undefined) this.pending = undefined;
