@@ -16,6 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { SessionLayout } from '../../src/core/layout';
+import { adoptWorkspace } from '../fixtures/hostRepo';
 import { listProjectContainers, removeContainer } from '../../src/core/sandbox/containers';
 import { readEvents } from '../../src/core/session/events';
 import type { SessionState } from '../../src/core/session/state';
@@ -80,6 +81,7 @@ describe('faults: SIGTERM and SIGHUP end verify and agent run as SIGINT does; a 
     git(l.workspace, 'init', '-q');
     git(l.workspace, 'add', '-A');
     git(l.workspace, 'commit', '-q', '-m', 'task start');
+    adoptWorkspace(root); // the host repository that prepare makes (the verifier's task start)
     fs.writeFileSync(path.join(l.workspace, 'reproduce_exp_bench.sh'), `#!/bin/bash\n${scriptBody}\n`);
     fs.mkdirSync(l.private, { recursive: true });
     fs.writeFileSync(l.answers, JSON.stringify({ design: 'd', conclusion: 'the value is 7' }));
