@@ -4,7 +4,7 @@
  * 1. The EXP-Bench harness records in ../shared/data/trajectories/exp-bench/ (an agent's design
  *    and patch, and the harness LLM judge's `design_score` and `setup_score`): the heuristic's D
  *    (design recall, partial credit 0.5) and I (requirement score) beside them, per record, with the
- *    ground truth read from the task's repository fetched under /work/.mirror (never committed;
+ *    ground truth read from the task's repository fetched under ../.mirror (beside the repository, or EXPBENCH_MIRRORS; never committed;
  *    a record whose repository is absent is listed as such).
  * 2. The hand labels (test/data/prejudge-labels.json): precision and recall on the tuning part and
  *    on the held-out part, design pairs (positive = matched or partial) and requirement pairs

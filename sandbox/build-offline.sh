@@ -9,7 +9,9 @@
 # The root file system tarball is cached under .cache/sandbox/ (keyed by packages, suite and mirror)
 # and reused when present; a missing or unreadable cache is rebuilt, never required.
 # Needs: root (debootstrap), a running Docker engine, Debian packages reachable.
-# Environment: EXPBENCH_IMAGE (tag), EXPBENCH_MIRROR (mirror URI, instead of apt's), EXPBENCH_SUITE.
+# Environment: EXPBENCH_IMAGE (tag), EXPBENCH_BASE_REPO (the base image's name, default
+# expbench/sandbox-base: another one builds from scratch, e.g. to time a fresh machine beside the
+# usual images), EXPBENCH_MIRROR (mirror URI, instead of apt's), EXPBENCH_SUITE.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,7 +25,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
     --rebuild-rootfs) FORCE=1; REBUILD_ROOTFS=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "build-offline.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -70,7 +72,7 @@ MIRROR="${EXPBENCH_MIRROR:-$(apt_mirror | head -n 1)}"
 
 PACKAGES="$(grep -v '^[[:space:]]*#' "$HERE/packages.txt" | tr -s ' \t\n' '\n' | grep . | sort -u | paste -sd, -)"
 KEY="$(printf '%s\n%s\n%s\nv1\n' "$SUITE" "$MIRROR" "$PACKAGES" | sha256sum | cut -c1-12)"
-BASE="expbench/sandbox-base:$KEY"
+BASE="${EXPBENCH_BASE_REPO:-expbench/sandbox-base}:$KEY"
 TARBALL="$CACHE/rootfs-$SUITE-$KEY.tar"
 say "suite $SUITE, mirror $MIRROR, key $KEY"
 

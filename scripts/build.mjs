@@ -82,6 +82,9 @@ const builds = [
   // the Results view (issue 29): its own page with Chart.js, messages in src/protocol/results.ts
   { ...common, entryPoints: ['webview-ui/src/results/main.ts'], outfile: 'dist/webview/results.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
   { ...common, entryPoints: ['webview-ui/src/results/results.css'], outfile: 'dist/webview/results.css', bundle: true },
+  // the curator's desk (issue 31): the queue and the task pages, messages in src/protocol/curation.ts
+  { ...common, entryPoints: ['webview-ui/src/curation/main.ts'], outfile: 'dist/webview/curation.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [zodEnglishOnly] },
+  { ...common, entryPoints: ['webview-ui/src/curation/curation.css'], outfile: 'dist/webview/curation.css', bundle: true },
   // The solver build (issue 13, docs/proctored.md): an unpacked extension for the proctored window,
   // shipped inside the researcher vsix (its "Start Proctored Baseline…" mounts it). Its own entry and the same webview, built again into its folder;
   // no source maps (the window gets code, not the project's source text).

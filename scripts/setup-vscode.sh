@@ -5,7 +5,16 @@
 # Idempotent: a marker file written last records a complete install; with it present nothing runs.
 # Needs: node 20, npm, g++/make/python3, libkrb5-dev, ripgrep (scripts/setup-apt.sh).
 # Prints the path of the entry script's folder on success. Env: CODE_SERVER_DIR overrides the folder.
+# --download-only: only the npm downloads (no Debian package needed), into the staging folder, kept
+# for the next run, which then only builds (scripts/start.sh runs the downloads while apt installs).
 set -euo pipefail
+DOWNLOAD_ONLY=0
+for arg in "$@"; do
+  case "$arg" in
+    --download-only) DOWNLOAD_ONLY=1 ;;
+    *) echo "setup-vscode: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
 
 VERSION="4.100.3"
 # Bump RECIPE when the steps below change, so existing installs are redone.
@@ -21,27 +30,37 @@ if [[ -f "$MARKER" && -f "$ENTRY" ]]; then
 fi
 
 start=$SECONDS
-RG="$(command -v rg || true)"
-[[ -n "$RG" ]] || { echo "setup-vscode: ripgrep (rg) not found; run scripts/setup-apt.sh" >&2; exit 1; }
-
 # Build in a staging folder, then move into place: an interrupted run never leaves a half install
-# that looks complete.
+# that looks complete. The downloads are marked done in the staging folder (a later run reuses them).
 STAGE="$DEST.partial"
-rm -rf "$STAGE"
-mkdir -p "$STAGE"
-cd "$STAGE"
-printf '{"name":"expbench-code-server-tool","private":true}\n' > package.json
-
+DOWNLOADED="$STAGE/.downloaded-$VERSION-r$RECIPE"
+VSCODE="$STAGE/node_modules/code-server/lib/vscode"
 step() { echo "setup-vscode: [$((SECONDS - start))s] $*"; }
 
-step "npm install --ignore-scripts code-server@$VERSION"
-npm install --no-audit --no-fund --ignore-scripts --loglevel=error "code-server@$VERSION"
+if [[ -f "$DOWNLOADED" ]]; then
+  step "reusing the downloads in $STAGE"
+else
+  rm -rf "$STAGE"
+  mkdir -p "$STAGE"
+  cd "$STAGE"
+  printf '{"name":"expbench-code-server-tool","private":true}\n' > package.json
+  step "npm install --ignore-scripts code-server@$VERSION"
+  npm install --no-audit --no-fund --ignore-scripts --loglevel=error "code-server@$VERSION"
+  cd "$VSCODE"
+  step "lib/vscode: npm install --omit=dev --ignore-scripts"
+  npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error
+  step "lib/vscode/extensions: npm install --omit=dev --ignore-scripts"
+  (cd extensions && npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error)
+  touch "$DOWNLOADED"
+fi
+if (( DOWNLOAD_ONLY )); then
+  step "downloads done in $STAGE (--download-only)"
+  exit 0
+fi
 
-VSCODE="$STAGE/node_modules/code-server/lib/vscode"
+RG="$(command -v rg || true)"
+[[ -n "$RG" ]] || { echo "setup-vscode: ripgrep (rg) not found; run scripts/setup-apt.sh" >&2; exit 1; }
 cd "$VSCODE"
-step "lib/vscode: npm install --omit=dev --ignore-scripts"
-npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error
-
 step "lib/vscode: ripgrep from Debian ($RG)"
 mkdir -p node_modules/@vscode/ripgrep/bin
 cp "$RG" node_modules/@vscode/ripgrep/bin/rg
@@ -50,9 +69,6 @@ step "lib/vscode: npm rebuild kerberos node-pty @parcel/watcher @vscode/spdlog n
 # node-pty's post-install runs `npx node-gyp configure`: let npx fetch node-gyp from the npm registry.
 npm_config_yes=true npm rebuild --loglevel=error kerberos node-pty @parcel/watcher @vscode/spdlog native-watchdog @vscode/deviceid
 ln -sfn node_modules node_modules.asar
-
-step "lib/vscode/extensions: npm install --omit=dev --ignore-scripts"
-(cd extensions && npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error)
 
 cd "$STAGE"
 step "npm rebuild argon2"
@@ -63,6 +79,7 @@ XDG_CONFIG_HOME="$STAGE/.xdg-config" node "$STAGE/node_modules/code-server/out/n
 rm -rf "$STAGE/.xdg-config"
 
 cd "$ROOT"
+rm -f "$DOWNLOADED"
 rm -rf "$DEST"
 mv "$STAGE" "$DEST"
 date -u +%FT%TZ > "$MARKER"

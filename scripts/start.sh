@@ -3,8 +3,17 @@
 # the extension, installs the .vsix into a persistent code-server (.cache/code-server/), prepares
 # the bundled sample task as a session, starts code-server on loopback opened on it, prints the
 # local URL and stays in the foreground (Ctrl-C stops it).
+# What does not wait for something else runs at the same time (logs in .cache/start/logs/):
+#   apt packages | the project's npm packages | code-server's npm downloads
+#   then: Docker + the sandbox image | code-server's native builds | npm run package
+# The URL is printed once code-server answers; the sandbox image (needed only when the session runs
+# something in its container) may still be building then: start.sh says when it is done.
+# Workspace Trust stays on: the session opens through its session window file (docs/trust.md), in
+# Restricted Mode until you trust it; an old "security.workspace.trust.enabled": false is replaced.
 # Env: PORT (default 8080), EXPBENCH_START_TASK (default sample/toycal/0),
-#      EXPBENCH_START_DIR (session folder, default .cache/start/<task id with / as ->).
+#      EXPBENCH_START_DIR (session folder, default .cache/start/<task id with / as ->),
+#      CODE_SERVER_DIR (code-server's install, default .cache/tools/code-server),
+#      EXPBENCH_IMAGE, EXPBENCH_BASE_REPO (the sandbox image's names, sandbox/build-offline.sh).
 # An existing session folder is reused as it is (your work in it is never overwritten).
 set -euo pipefail
 
@@ -14,69 +23,87 @@ PORT="${PORT:-8080}"
 TASK="${EXPBENCH_START_TASK:-sample/toycal/0}"
 SESSION="${EXPBENCH_START_DIR:-$ROOT/.cache/start/${TASK//\//-}}"
 STATE="$ROOT/.cache/code-server"
-CS_ENTRY="$ROOT/.cache/tools/code-server/node_modules/code-server/out/node/entry.js"
+export CODE_SERVER_DIR="${CODE_SERVER_DIR:-$ROOT/.cache/tools/code-server}"
+CS_ENTRY="$CODE_SERVER_DIR/node_modules/code-server/out/node/entry.js"
+LOGS="$ROOT/.cache/start/logs"
+START=$SECONDS
 
-say() { echo "== [start.sh] $*"; }
+say() { echo "== [start.sh $((SECONDS - START))s] $*"; }
 
-bash scripts/setup-apt.sh
-bash scripts/npm-deps.sh
-if [[ -f scripts/setup-docker.sh ]]; then bash scripts/setup-docker.sh; else say "scripts/setup-docker.sh missing: skipped"; fi
-if [[ -f sandbox/build-offline.sh ]]; then bash sandbox/build-offline.sh; else say "sandbox/build-offline.sh missing: skipped"; fi
-bash scripts/setup-vscode.sh
+# Background steps: `run NAME CMD…` starts CMD with its output in $LOGS/NAME.log; `await NAME`
+# waits for it and, when it failed, prints the end of its log and stops.
+mkdir -p "$LOGS"
+declare -A PIDS=()
+run() {
+  local name=$1; shift
+  say "$name: started (log .cache/start/logs/$name.log)"
+  ("$@") >"$LOGS/$name.log" 2>&1 &
+  PIDS[$name]=$!
+}
+await() {
+  local name=$1
+  if wait "${PIDS[$name]}"; then say "$name: done"; return 0; fi
+  echo "== [start.sh] $name failed; the end of $LOGS/$name.log:" >&2
+  tail -n 30 "$LOGS/$name.log" >&2
+  exit 1
+}
+image() {
+  if [[ -f scripts/setup-docker.sh ]]; then bash scripts/setup-docker.sh; else echo "scripts/setup-docker.sh missing: skipped"; fi
+  if [[ -f sandbox/build-offline.sh ]]; then bash sandbox/build-offline.sh; else echo "sandbox/build-offline.sh missing: skipped"; fi
+}
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
+# 1. what needs only the network: Debian's packages, and the npm registry (node and npm are there)
+run apt bash scripts/setup-apt.sh
+run npm bash scripts/npm-deps.sh
+run code-server-download bash scripts/setup-vscode.sh --download-only
+await apt
+# 2. what needs the Debian packages: Docker and the image (debootstrap), code-server's native builds
+run image image
+await code-server-download
+run code-server bash scripts/setup-vscode.sh
+await npm
 say "npm run package"
-npm run package
+npm run package >"$LOGS/package.log" 2>&1 || { tail -n 30 "$LOGS/package.log" >&2; exit 1; }
 VSIX="$ROOT/dist/expbench-workbench.vsix"
+await code-server
 
 mkdir -p "$STATE/extensions" "$STATE/user-data/User" "$STATE/xdg-config" "$STATE/xdg-data"
 export XDG_CONFIG_HOME="$STATE/xdg-config" XDG_DATA_HOME="$STATE/xdg-data"
 unset PASSWORD HASHED_PASSWORD VSCODE_IPC_HOOK_CLI
 say "installing $VSIX into $STATE/extensions"
-node "$CS_ENTRY" --user-data-dir "$STATE/user-data" --extensions-dir "$STATE/extensions" --force --install-extension "$VSIX"
+node "$CS_ENTRY" --user-data-dir "$STATE/user-data" --extensions-dir "$STATE/extensions" --force --install-extension "$VSIX" >"$LOGS/install-extension.log" 2>&1 \
+  || { tail -n 30 "$LOGS/install-extension.log" >&2; exit 1; }
 
-# User settings: add ours where the user has not set them (an existing settings.json is kept).
-node -e '
-  const fs = require("fs");
-  const [file, dataset] = process.argv.slice(1);
-  let s = {};
-  try { s = JSON.parse(fs.readFileSync(file, "utf8")); } catch { if (fs.existsSync(file)) process.exit(0); }
-  const ours = {
-    "security.workspace.trust.enabled": false,
-    "telemetry.telemetryLevel": "off",
-    "update.mode": "none",
-    "extensions.autoCheckUpdates": false,
-    "workbench.startupEditor": "none",
-  };
-  if (fs.existsSync(dataset)) ours["expbench.datasets"] = [dataset];
-  fs.writeFileSync(file, JSON.stringify({ ...ours, ...s }, null, 2));
-' "$STATE/user-data/User/settings.json" "$(cd "$ROOT/.." && pwd)/shared/data/exp-bench"
+# User settings: ours where the user has not set them, Workspace Trust kept on (scripts/start-settings.cjs says what it replaced).
+node scripts/start-settings.cjs "$STATE/user-data/User/settings.json" "$(cd "$ROOT/.." && pwd)/shared/data/exp-bench" "${EXPBENCH_IMAGE:-}"
 
-FOLDER=""
+OPEN=(folder "$ROOT/samples/exp-bench")
 # The window opens the session's workspace (the solver's side), never the session root: its
-# private/ part (manifest, answers, logs, results) stays out of the solver's view.
+# private/ part (manifest, answers, logs, results) stays out of the solver's view. It opens it
+# through the session's window file, so that no trusted parent folder makes it trusted.
 if [[ -f "$SESSION/workspace/.devcontainer/expbench-session.json" ]]; then
   say "reusing the prepared session $SESSION"
-  FOLDER="$SESSION/workspace"
 elif [[ -d "$SESSION" && -n "$(ls -A "$SESSION" 2>/dev/null)" ]]; then
   echo "$SESSION exists but is not a prepared session (no workspace/.devcontainer/expbench-session.json)." >&2
   echo "Move it away or set EXPBENCH_START_DIR to another folder; it is left as it is." >&2
   exit 1
-elif [[ -f dist/cli.js ]] && node dist/cli.js prepare "$TASK" --out "$SESSION"; then
-  FOLDER="$SESSION/workspace"
-else
+elif ! node dist/cli.js prepare "$TASK" --out "$SESSION"; then
   say "could not prepare $TASK (see above): opening the sample dataset folder instead"
   rm -rf "$SESSION"
-  FOLDER="$ROOT/samples/exp-bench"
+fi
+if [[ -f "$SESSION/workspace/.devcontainer/expbench-session.json" ]]; then
+  OPEN=(workspace "$(node dist/cli.js session window-file "$SESSION")")
 fi
 
 LOG="$STATE/code-server.log"
 say "starting code-server on 127.0.0.1:$PORT (log $LOG)"
 env -u PORT node "$CS_ENTRY" --auth none --bind-addr "127.0.0.1:$PORT" \
   --user-data-dir "$STATE/user-data" --extensions-dir "$STATE/extensions" \
-  --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
-  "$FOLDER" >"$LOG" 2>&1 &
+  --disable-telemetry --disable-update-check --disable-getting-started-override \
+  "${OPEN[1]}" >"$LOG" 2>&1 &
 CS_PID=$!
-trap 'kill "$CS_PID" 2>/dev/null; wait "$CS_PID" 2>/dev/null' EXIT
+trap 'kill "$CS_PID" $(jobs -p) 2>/dev/null; wait "$CS_PID" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
 ready=0
@@ -92,9 +119,21 @@ for _ in $(seq 1 300); do
 done
 (( ready )) || { echo "code-server did not answer on 127.0.0.1:$PORT; see $LOG" >&2; exit 1; }
 
-URL="http://127.0.0.1:$PORT/?folder=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$FOLDER")"
+URL="http://127.0.0.1:$PORT/?${OPEN[0]}=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "${OPEN[1]}")"
 echo
 echo "EXP-Bench Workbench is running in VS Code (code-server) at:"
 echo "  $URL"
-echo "(opened on $FOLDER; Ctrl-C stops it)"
+echo "(opened on ${OPEN[1]}, after $((SECONDS - START)) s; Ctrl-C stops it)"
+# The sandbox image is needed only once the session runs something in its container (a run of
+# reproduce_exp_bench.sh, the container terminal): on a fresh machine it is still being built
+# when the window opens (debootstrap of a Debian root file system), and start.sh says when it is.
+if [[ -n "${PIDS[image]:-}" ]] && kill -0 "${PIDS[image]}" 2>/dev/null; then
+  say "the sandbox image is still being built (log .cache/start/logs/image.log); the task container can start once it is done"
+fi
+if wait "${PIDS[image]}"; then
+  say "image: done: the task container can start"
+else
+  echo "== [start.sh] the sandbox image could not be built: the window works, its task container does not; the end of $LOGS/image.log:" >&2
+  tail -n 30 "$LOGS/image.log" >&2
+fi
 wait "$CS_PID"

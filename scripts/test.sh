@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ALL tests on a fresh Debian 12 machine (root), from any state: installs what is missing,
 # builds, then lint, typecheck and the three mocha tiers:
-#   unit    plain Node (real git, real Docker)          test/unit/**/*.unit.test.ts
+#   unit    plain Node (real git, real Docker, real Slurm) test/unit/**/*.unit.test.ts
 #   vscode  inside code-server's real extension host    test/vscode/**/*.vscode.test.ts
 #           (vscode-session: again, the window opened on a prepared session, for the tests that need one)
 #   e2e     headless Chromium on the real workbench UI  test/e2e/**/*.e2e.test.ts
@@ -86,6 +86,14 @@ setup bash scripts/setup-apt.sh
 setup bash scripts/npm-deps.sh
 if [[ -f scripts/setup-docker.sh ]]; then setup bash scripts/setup-docker.sh; else say "scripts/setup-docker.sh missing: skipped"; fi
 if [[ -f sandbox/build-offline.sh ]]; then setup bash sandbox/build-offline.sh; else say "sandbox/build-offline.sh missing: skipped"; fi
+# A one-node Slurm with accounting for the Slurm placement's tests (unit tier). Status 3: Slurm cannot
+# run on this machine at all (the reason is printed; the Slurm tests skip with it); any other failure stops.
+setup_slurm() {
+  bash scripts/setup-slurm.sh; local rc=$?
+  (( rc == 3 )) && { say "setup-slurm: Slurm cannot run here (above): the Slurm tests skip, saying why"; return 0; }
+  return "$rc"
+}
+setup setup_slurm
 setup bash scripts/setup-vscode.sh
 setup npm run build
 

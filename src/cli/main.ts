@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { setLogSink } from '../core/log';
 import { toolVersion } from '../core/paths';
-import { endQuietlyOnClosedPipe, reportError } from './output';
+import { endQuietlyOnClosedPipe, fail, reportError } from './output';
+import { findUnknownCommand, unknownCommandMessage } from './unknownCommand';
 import * as agent from './commands/agent';
 import * as baseline from './commands/baseline';
 import * as curate from './commands/curate';
@@ -18,7 +19,8 @@ import * as verify from './commands/verify';
 
 /**
  * `expbench`: the command-line face of the core. Each command lives in commands/<name>.ts and
- * exports `register(program)`. Exit codes: 0 ok, 1 error, 2 some input file is not JSON at all
+ * exports `register(program)`. Exit codes: 0 ok, 1 error (an unknown command among them, with or
+ * without `--help`: {@link runCli}), 2 some input file is not JSON at all
  * (or cannot be read, or a dataset folder does not exist). A closed output pipe ends any command
  * quietly (output.ts `endQuietlyOnClosedPipe`).
  */
@@ -40,7 +42,18 @@ function commandModules(): Array<{ register(p: Command): void }> {
   return [agent, baseline, curate, feasibility, judge, patch, prepare, report, runs, session, tasks, traj, verify];
 }
 
+/**
+ * Runs the command line on `argv` (`process.argv` form). An unknown command or subcommand exits 1
+ * naming it, with or without `--help`, before commander parses (unknownCommand.ts).
+ */
+export async function runCli(argv: readonly string[]): Promise<void> {
+  const program = buildProgram();
+  const unknown = findUnknownCommand(program, argv.slice(2));
+  if (unknown) return fail(unknownCommandMessage(unknown));
+  await program.parseAsync([...argv]);
+}
+
 if (require.main === module) {
   endQuietlyOnClosedPipe(); // `expbench … | head`: a closed pipe ends the command quietly (output.ts)
-  buildProgram().parseAsync(process.argv).catch(reportError);
+  runCli(process.argv).catch(reportError);
 }

@@ -14,6 +14,7 @@ import { setting } from './settings';
 import type { TaskStore } from './taskStore';
 import type { PrepareStep } from '../core/workspace/prepare';
 import { openSessionFolder, showFailure, type OpenTaskDeps } from './switchSession';
+import { shownPath } from './shownPath';
 
 const logger = log('openTask');
 
@@ -116,8 +117,11 @@ export function openTaskCommand(store: TaskStore, deps: OpenTaskDeps = {}): Comm
       const outDir = opts.outDir ?? newSessionDir(task);
       try {
         const manifest = await withCancellableProgress(`EXP-Bench: opening ${task.id}`, async (report, signal) => {
-          report(`${STEP_WORDS.source} (${source})…`);
-          const { manifest: m } = await prepareTask({ task, source, commit: opts.commit, outDir, signal, onProgress: (p) => report(stepText(p.step, p.message)) });
+          // a local source is named as the window names paths (by its folder, ~), not by where this machine keeps it
+          const shown = path.isAbsolute(source) ? shownPath(source) : source;
+          const named = (text: string): string => (shown === source ? text : text.split(source).join(shown));
+          report(`${STEP_WORDS.source} (${shown})…`);
+          const { manifest: m } = await prepareTask({ task, source, commit: opts.commit, outDir, signal, onProgress: (p) => report(named(stepText(p.step, p.message))) });
           await writeSessionMarker(outDir, task);
           return m;
         });

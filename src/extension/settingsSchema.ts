@@ -42,6 +42,8 @@ export const SETTINGS = {
   'llm.prices': PriceTable,
   'session.budgetMinutes': count,
   'review.folder': text,
+  'curation.placement': z.enum(['direct', 'local', 'slurm']),
+  'curation.partition': text,
   'runs.folders': z.array(z.string()),
 } as const satisfies Record<string, z.ZodType>;
 

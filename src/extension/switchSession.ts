@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { log } from '../core/log';
+import { writeSessionWindow } from '../core/session/window';
 import { errorMessage } from '../core/util/errors';
 import { errorInWords } from './errorWords';
 import { showLog } from './logger';
@@ -20,11 +21,16 @@ export interface OpenTaskDeps {
 
 /**
  * Opens the session folder `sessionDir`'s workspace in this window (it reloads), after
- * `beforeSwitch` agreed. @returns false when it was stopped
+ * `beforeSwitch` agreed, through its session window file (`core/session/window.ts`): the window is
+ * in Restricted Mode unless the user trusts this session, whatever parent folder is trusted.
+ * @returns false when it was stopped
+ * @throws ExpBenchError when the window file cannot be written (the session has no workspace, an unsafe folder)
  */
 export async function openSessionFolder(sessionDir: string, nextTaskId: string, deps: OpenTaskDeps = {}): Promise<boolean> {
   if (deps.beforeSwitch && !(await deps.beforeSwitch(nextTaskId))) return false;
-  await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(path.join(sessionDir, 'workspace')), { forceNewWindow: false });
+  const windowFile = await writeSessionWindow(sessionDir);
+  logger.info(`opening ${path.join(sessionDir, 'workspace')} through its window file ${windowFile}`);
+  await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(windowFile), { forceNewWindow: false });
   return true;
 }
 

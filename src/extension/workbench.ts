@@ -12,6 +12,7 @@ import { GroundTruthView } from './curation/groundTruthView';
 import { AgreementView } from './review/agreementView';
 import { TaskLintDiagnostics } from './curation/lintDiagnostics';
 import { validateTaskCommand } from './curation/validateCommand';
+import { CuratorDesk } from './curation/desk';
 import { activateGaps, type GapsController } from './gaps';
 import { judgeConfig, secretCommands } from './judgeConfig';
 import { createLogChannel } from './logger';
@@ -107,12 +108,14 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   // The curator's view; refused in a solver's window (one holding a task session).
   const groundTruth = new GroundTruthView(store, async () => (await session) !== undefined);
   const agreement = new AgreementView(context.extensionUri);
+  // The curator's desk (issue 31): the queue, task pages, verdicts, edits, re-judge, export.
+  const desk = new CuratorDesk(context.extensionUri, context.globalStorageUri.fsPath, store, sessionIndex, () => judgeConfig(context.secrets), async () => (await session) !== undefined);
   const agents = agentCommands({ secrets: context.secrets, service: sessions, store, windowSession: () => session, hooks });
   // The task's tools for chat agents (docs/outside-agents.md): this window's session's, unless proctored.
   const lmTools = new LmToolsFeature({ service: sessions, store, hooks, windowSession: () => session });
   void lmTools.offerWindowSession().catch((e: unknown) => logger.warn(`language-model tools: ${errorMessage(e)}`));
   context.subscriptions.push(
-    agents, lmTools, channel, store, sessionIndex, tree, briefs, terminals, idleStopper, taskLint, feasibility, groundTruth, agreement,
+    agents, lmTools, channel, store, sessionIndex, tree, briefs, terminals, idleStopper, taskLint, feasibility, groundTruth, agreement, desk,
     ...register([
       ...taskCommands(store, briefs, sessionIndex, switching),
       openTaskCommand(store, switching),
@@ -126,6 +129,7 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
       ...taskLint.commands(),
       ...groundTruth.commands(),
       ...agreement.commands(),
+      ...desk.commands(),
       validateTaskCommand(store, async () => (await session) !== undefined),
       ...trajectoryCommands({ store, judgeConfig: () => judgeConfig(context.secrets) }),
     ]),
@@ -146,7 +150,7 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
   context.subscriptions.push(runSets);
   const setupMs = performance.now() - started;
   logger.info(`workbench set up in ${setupMs.toFixed(1)} ms`);
-  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, results, agreement, lmTools, runSets };
+  return { store, tree, briefSerializer, setupMs, session, gaps, idleStopper, trajectoryViewer, triage, results, agreement, lmTools, desk, runSets };
 }
 
 /** The module dist/workbench.js, as the activation stage loads it. */
@@ -177,6 +181,8 @@ export interface WorkbenchApi {
   results: ResultsFeature;
   /** The judge-agreement view (`expbench.review.showAgreement`). */
   agreement: AgreementView;
+  /** The curator's desk (`expbench.curation.*`): queue, task pages, edits. */
+  desk: CuratorDesk;
   /** The task's tools as language-model tools (docs/outside-agents.md); tests read `prepared`. */
   lmTools: LmToolsFeature;
   /** Run sets (docs/runs.md): the Run Sets view's data and the boards. */

@@ -155,7 +155,8 @@ describe('human baseline session (end to end)', function () {
     await frame.locator('.phase[data-phase="implementation"]').waitFor({ state: 'visible' });
     await frame.locator('.clockbar .clock.running').waitFor();
     // One brief, restored as the pinned tab it was (not a second panel, not turned into a preview
-    // tab that the next single-clicked file would replace): watched for 4 s after it is back.
+    // tab that the next single-clicked file would replace): watched for 4 s after it is back (an
+    // absence has no state to wait for; the span is what is checked).
     for (let i = 0; i < 8; i++) {
       assert.deepEqual((await wb.editorTabs()).filter((t) => t.title.startsWith('Brief ')), [{ title: 'Brief sample/toycal/0', preview: false }]);
       await wb.page.waitForTimeout(500);
@@ -208,6 +209,7 @@ describe('human baseline session (end to end)', function () {
     await frame.locator('#pause-reason').fill('coffee');
     await frame.locator('.clock-op[data-op="pause"]').click();
     await frame.locator('.clockbar .clock.paused').waitFor();
+    // the pause lasts 1.5 s: the input the clock's assertions below measure (a span, not a wait for something)
     await wb.page.waitForTimeout(1500);
     await frame.locator('.clock-op[data-op="resume"]').click();
     await frame.locator('.clockbar .clock.running').waitFor();

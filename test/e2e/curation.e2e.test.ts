@@ -80,14 +80,21 @@ describe('curators: flip a verdict in the gap report, the agreement view (end to
 
   it('shows the agreement of the heuristic with the committed labels: the table and the κ plot', async () => {
     const wb = getWorkbench();
-    // the labeller's judgements into the run's store; the labelled sessions as the window's folder
-    fs.cpSync(path.join(repoRoot, 'test', 'data', 'agreement', 'review'), review(), { recursive: true });
+    // the labelled sessions as the window's folder, the labeller's judgements as its own review store
+    // (a folder setting, which the curator trusts: expbench.review.folder is taken from a trusted folder only)
     const sessions = path.join(tmp, 'labelled-sessions');
     fs.cpSync(path.join(repoRoot, 'test', 'data', 'agreement', 'sessions'), sessions, { recursive: true });
+    fs.cpSync(path.join(repoRoot, 'test', 'data', 'agreement', 'review'), path.join(sessions, '.expbench-review'), { recursive: true });
+    fs.mkdirSync(path.join(sessions, '.vscode'));
+    fs.writeFileSync(path.join(sessions, '.vscode', 'settings.json'), JSON.stringify({ 'expbench.review.folder': path.join(sessions, '.expbench-review') }));
     await wb.openFolder(sessions);
+    await wb.trustWorkspace();
     await wb.runCommand('EXP-Bench: Show Judge Agreement (Curator)');
     const frame = await wb.webviewFrame('Judge Agreement');
-    await wb.waitForText(/heuristic \(expbench-judge-1\) · design · helper-S/, frame);
+    await wb.waitForText(/heuristic \(expbench-judge-1\) · design · labeller 1, language model/, frame);
+    const said = await frame.locator('p.muted').first().innerText();
+    assert.match(said, /^56 labels by 1 labeller \(labeller 1, language model, 2026-12-01\); 52 judged items read from labelled-sessions; labels from labelled-sessions\/\.expbench-review\./, said);
+    assert.doesNotMatch(await frame.locator('body').innerText(), /\/(tmp|work)\//, 'no machine path in the view');
     const rows = frame.locator('table tbody tr');
     assert.equal(await rows.count(), 2);
     const design = (await rows.nth(0).innerText()).replace(/\s+/g, ' ');

@@ -35,6 +35,7 @@ describe('ground-truth view (end to end)', function () {
       'editor.fontSize': 11, 'editor.minimap.enabled': false,
     }));
     await getWorkbench().openFolder(folder);
+    await getWorkbench().trustWorkspace(); // the curator's own folder: its expbench.datasets applies once trusted (docs/trust.md)
   });
 
   after(async () => {
@@ -72,7 +73,10 @@ describe('ground-truth view (end to end)', function () {
     assert.ok(await marks.count() >= 6, `only ${await marks.count()} highlighted lines`);
     if (await wb.page.locator('.part.sidebar').isVisible()) await wb.runCommand('View: Toggle Primary Side Bar Visibility');
     await wb.page.setViewportSize({ width: 1600, height: 1300 });
-    await wb.page.waitForTimeout(500); // layout after the resize (no assertion depends on it)
+    // the workbench laid out for the new size (its status bar at the page's new bottom), then two frames drawn
+    const laidOut = () => wb.page.evaluate(() => [document.querySelector('.part.statusbar')?.getBoundingClientRect().bottom ?? 0, window.innerHeight]);
+    await wb.page.waitForFunction(() => Math.abs((document.querySelector('.part.statusbar')?.getBoundingClientRect().bottom ?? 0) - window.innerHeight) < 2, undefined, { polling: 100, timeout: wb.timeoutMs })
+      .catch(async (e: unknown) => { throw new Error(`the workbench was not laid out for 1600×1300 (status bar bottom, page height: ${(await laidOut()).join(', ')}): ${String(e)}`); });
     const shot = await wb.screenshot('20-ground-truth-view');
     assert.ok(fs.statSync(shot).size > 20_000);
     if (before) await wb.page.setViewportSize(before);

@@ -193,14 +193,19 @@ describe('proctored window: the editor runs in the work container (issue 13)', f
     await page.keyboard.press('Enter');
     const found = await waitForTerminal(page, /grep exit [0-2]\b/, 120_000);
     assert.match(found, /grep exit [12]\b/, `the terminal search found something:\n${found}`);
-    await page.keyboard.type(`ls ${os.homedir()}/.cache/expbench/pristine ${layout.private}; ls /sys/class/net; timeout 3 bash -c 'echo > /dev/tcp/1.1.1.1/80'; id`);
+    // the host's pristine cache, and the session's private/ beside the workspace's host folder (read from
+    // the mount table, as an attacker would): tried by path, named by their last part only (no machine path on screen)
+    await page.keyboard.type(`H=$(awk '$5=="/workspace"{print $4}' /proc/self/mountinfo); for p in ${os.homedir()}/.cache/expbench/pristine "$(dirname "$H")/private"; do ls "$p" >/dev/null 2>&1 && echo "REACHED $p" || echo "no access: \${p##*/}"; done; ls /sys/class/net; timeout 3 bash -c 'echo > /dev/tcp/1.1.1.1/80'; id`);
     await page.keyboard.press('Enter');
     const text = await waitForTerminal(page, /uid=1000\(solver\)/);
-    assert.match(text, /cannot access '[^']*pristine'/);
+    assert.match(text, /no access: pristine/);
+    assert.match(text, /no access: private/);
+    assert.doesNotMatch(text, /^REACHED \//m, 'a host path was reachable'); // (the typed command holds the word, not a path after it)
     assert.match(text, /Network is unreachable/);
     await new Workbench(page, IMAGES).runCommand('Notifications: Clear All Notifications');
     await new Workbench(page, IMAGES).runCommand('View: Toggle Maximized Panel');
-    await page.waitForTimeout(500);
+    // maximized: the panel fills the editor area (the editor part is hidden)
+    await page.locator('.part.editor').waitFor({ state: 'hidden', timeout: 30_000 });
     await new Workbench(page, IMAGES).screenshot('13-proctored-terminal');
     await new Workbench(page, IMAGES).runCommand('View: Toggle Maximized Panel');
 

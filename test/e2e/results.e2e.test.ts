@@ -91,6 +91,7 @@ describe('issue 29: results figures (end to end)', function () {
       fs.mkdirSync(path.join(folder, '.vscode'), { recursive: true });
       fs.writeFileSync(path.join(folder, '.vscode', 'settings.json'), JSON.stringify({ 'expbench.sessionsDir': sessions }, null, 2));
       await getWorkbench().openFolder(folder);
+      await getWorkbench().trustWorkspace(); // the user's own folder: its expbench.sessionsDir applies once trusted (docs/trust.md)
     });
     after(async () => {
       const wb = getWorkbench();
@@ -102,6 +103,8 @@ describe('issue 29: results figures (end to end)', function () {
       await wb.runCommand('EXP-Bench: Show Results');
       const frame = await wb.webviewFrame('Results');
       await frame.locator('#figure-funnel canvas').waitFor({ state: 'visible', timeout: 120_000 });
+      // the runs read (the view draws while it reads: "Reading the runs…" until then)
+      await frame.locator('#results-status', { hasText: /judged runs/ }).waitFor({ state: 'visible', timeout: 120_000 });
       const status = await frame.locator('#results-status').innerText();
       assert.match(status, /^6 judged runs · policy paper-likely/, status);
       const funnel = (await frame.locator('#figure-funnel .caption').innerText()).replace(/\s+/g, ' ');
@@ -154,15 +157,12 @@ describe('issue 29: results figures (end to end)', function () {
       await frame.locator('#results-export').click();
       const widget = wb.page.locator('.quick-input-widget');
       await widget.locator('.quick-input-title', { hasText: 'Export Figures' }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
-      const input = widget.locator('input');
-      await widget.locator('.monaco-list-row', { hasText: '..' }).first().waitFor({ state: 'visible', timeout: wb.timeoutMs });
-      await wb.page.waitForFunction((el) => (el as HTMLInputElement).value.endsWith('/'), await input.elementHandle(), { timeout: wb.timeoutMs });
-      await input.fill(out);
-      await wb.page.keyboard.press('Enter');
-      await widget.waitFor({ state: 'hidden', timeout: wb.timeoutMs });
+      // the folder typed with its trailing slash, accepted once the dialog lists it (test-results/…/29-export-dialog.png shows that moment)
+      await wb.chooseFolderInFileDialog(out, '29-export-dialog');
       const csv = path.join(out, 'table.csv');
-      const deadline = Date.now() + 60_000;
-      while (!fs.existsSync(path.join(out, 'report.html')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      // the view says when it has written them (report.html last)
+      await wb.page.locator('.notification-toast', { hasText: /EXP-Bench: wrote \d+ files to / }).first().waitFor({ state: 'visible', timeout: 60_000 });
+      assert.ok(fs.existsSync(path.join(out, 'report.html')), 'report.html');
       for (const id of FIGURES) for (const ext of ['svg', 'vl.json']) assert.ok(fs.existsSync(path.join(out, `${id}.${ext}`)), `${id}.${ext}`);
       const cliOut = path.join(tmp, 'cli-figures');
       const r = await cli(['report', sessions, '--by', 'actor', '--figures', cliOut, '--dataset', path.join(repoRoot, '..', 'shared', 'data', 'exp-bench')]);

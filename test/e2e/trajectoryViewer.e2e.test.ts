@@ -43,19 +43,10 @@ async function mustShow(wb: Workbench, name: string): Promise<string> {
 }
 
 async function openAsTrajectory(wb: Workbench, name: string): Promise<Frame> {
+  // the Explorer's menu gets the extension's entries once the workbench has read its contributions
+  await wb.extensionContributed('EXP-Bench');
   await wb.page.keyboard.press('Control+Shift+E');
-  // the Explorer's menu gets the extension's entries once the extensions are read: retry a little
-  for (let attempt = 1; ; attempt++) {
-    const item = await wb.treeItem(name);
-    try {
-      await wb.contextMenu(item, 'Open as Trajectory');
-      break;
-    } catch (e) {
-      await wb.page.keyboard.press('Escape');
-      if (attempt === 4) throw e;
-      await wb.page.waitForTimeout(3000);
-    }
-  }
+  await wb.contextMenu(await wb.treeItem(name), 'Open as Trajectory');
   return viewerFrame(wb, name);
 }
 

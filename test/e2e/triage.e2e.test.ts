@@ -32,21 +32,14 @@ const EXTRA_FILES = [
   path.join(TRAJ, 'mini-swe-agent', 'gruckion__mini-swe-agent', 'django__django-16255.traj.json'),
 ];
 
-/** "Add Trajectory File…" with `file` typed into the file dialog. */
+/** "Add Trajectory File…" with `file` typed into the file dialog (code-server's own: a path box in a quick input). */
 async function addFile(wb: Workbench, file: string): Promise<void> {
   const widget = wb.page.locator('.quick-input-widget');
   await wb.page.keyboard.press('F1');
   await widget.locator('input').fill('>EXP-Bench: Add Trajectory File…');
   await widget.locator('.monaco-list-row').filter({ has: wb.page.locator('.label-name', { hasText: 'EXP-Bench: Add Trajectory File…' }) }).first().click();
   await widget.locator('.quick-input-title', { hasText: 'Add Trajectory File' }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
-  // the dialog fills in its own folder once it has listed it: type the path only after that
-  const input = widget.locator('input');
-  await widget.locator('.monaco-list-row', { hasText: '..' }).first().waitFor({ state: 'visible', timeout: wb.timeoutMs });
-  await wb.page.waitForFunction((el) => (el as HTMLInputElement).value.endsWith('/'), await input.elementHandle(), { timeout: wb.timeoutMs });
-  await input.fill(file);
-  await wb.page.waitForFunction(([el, want]) => (el as HTMLInputElement).value === want, [await input.elementHandle(), file] as const, { timeout: wb.timeoutMs });
-  await wb.page.keyboard.press('Enter');
-  await widget.waitFor({ state: 'hidden', timeout: wb.timeoutMs });
+  await wb.chooseInFileDialog(file);
 }
 
 describe('issue 17: triage table and compare (end to end)', function () {
@@ -65,6 +58,7 @@ describe('issue 17: triage table and compare (end to end)', function () {
     fs.mkdirSync(path.join(folder, '.vscode'), { recursive: true });
     fs.writeFileSync(path.join(folder, '.vscode', 'settings.json'), JSON.stringify({ 'expbench.sessionsDir': sessions }, null, 2));
     await getWorkbench().openFolder(folder);
+    await getWorkbench().trustWorkspace(); // the user's own folder: its expbench.sessionsDir applies once trusted (docs/trust.md)
   });
 
   after(async () => {
@@ -82,7 +76,15 @@ describe('issue 17: triage table and compare (end to end)', function () {
     await wb.treeItem(/^expbench-agent · scripted-agent/);
     // real agent runs of other tasks, added through the file dialog (code-server's own: a path box in a quick input)
     for (const f of EXTRA_FILES) await addFile(wb, f);
+    // each added file is listed: its runs' tasks are rows of the Trajectories view
+    await wb.treeItem(/^django__django-16255\b/);
     await wb.treeItem(/^openhands/);
+    // files other tests of this window opened in the viewer and have deleted since: removed from the view, as a user tidies it
+    const gone = wb.page.locator('.part.sidebar .monaco-list-row[role="treeitem"]').filter({ has: wb.page.locator('.label-description', { hasText: 'no such session folder or trajectory file' }) });
+    for (let n = await gone.count(); n > 0; n = await gone.count()) {
+      await wb.contextMenu(gone.first(), 'Remove from Trajectories');
+      await gone.nth(n - 1).waitFor({ state: 'detached', timeout: wb.timeoutMs });
+    }
     await wb.runCommand('EXP-Bench: Triage Runs');
     const frame = await wb.webviewFrame('Triage: Runs');
     const table = frame.locator('#triage-table');

@@ -11,14 +11,15 @@ import { repoRoot } from './paths';
  *   node out/test/harness/buildAgreementData.js test/data/agreement/labels.json
  * builds the four sample sessions (agreementSessions.ts) in a temp folder, keeps of each the files
  * the agreement and the labeller read (manifest, task snapshot, answers, patch, judge record) under
- * test/data/agreement/sessions/<name>/private/, and writes LABELS.json (the labeller's verdicts,
+ * test/data/agreement/sessions/<name>/private/ (paths in the checkout or the build's temporary folder
+ * written relative to them), and writes LABELS.json (the labeller's verdicts,
  * `{labelledBy, sessions: {<name>: {<item>: [label, reason]}}}`) as review-store judgements of kind
  * `verdict-flip` under test/data/agreement/review/.
  */
 async function main(): Promise<void> {
   const labelsFile = process.argv[2];
   if (!labelsFile) throw new Error('usage: buildAgreementData.js LABELS.json');
-  const labels = JSON.parse(await fsp.readFile(labelsFile, 'utf8')) as { labeller: string; sessions: Record<string, Record<string, [string, string]>> };
+  const labels = JSON.parse(await fsp.readFile(labelsFile, 'utf8')) as { labelledBy: string; sessions: Record<string, Record<string, [string, string]>> };
   const out = path.join(repoRoot, 'test', 'data', 'agreement');
   for (const d of ['sessions', 'review']) await fsp.rm(path.join(out, d), { recursive: true, force: true });
   const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-agreement-'));
@@ -32,12 +33,14 @@ async function main(): Promise<void> {
       [path.join(from.judge, 'latest.json'), path.join(to.judge, 'latest.json')], [path.join(from.harness, 'patch.diff'), path.join(to.harness, 'patch.diff')],
     ]) {
       await fsp.mkdir(path.dirname(b), { recursive: true });
-      await fsp.copyFile(a, b);
+      // no machine paths in the data: the checkout's and the build folder's paths become relative to them
+      const text = (await fsp.readFile(a, 'utf8')).split(`${repoRoot}${path.sep}`).join('').split(`${tmp}${path.sep}`).join('');
+      await fsp.writeFile(b, text);
     }
     const run = await runKeyForSession(to.root);
     const mine = labels.sessions[v.name] ?? {};
     for (const [item, [label, reason]] of Object.entries(mine)) {
-      await store.add({ subject: { kind: 'item', task: built.record.taskId, item, run }, kind: 'verdict-flip', value: { verdict: label }, reason, by: labels.labeller });
+      await store.add({ subject: { kind: 'item', task: built.record.taskId, item, run }, kind: 'verdict-flip', value: { verdict: label }, reason, by: labels.labelledBy });
     }
     console.log(`${v.name}: ${run}, ${Object.keys(mine).length} labels`);
   }

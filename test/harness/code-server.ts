@@ -4,13 +4,20 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { codeServerDir, requireFile } from './paths';
 import { runLogged, startProcess, tail, type ManagedProcess } from './proc';
 
-/** User settings every harness run starts from (workspace trust off, telemetry off, quiet UI). */
+/**
+ * User settings every harness run starts from: Workspace Trust on as in scripts/start.sh (a folder
+ * opens in Restricted Mode unless a test trusts it, `Workbench.trustWorkspace`), no startup trust
+ * prompt (a modal over every new folder; the Restricted Mode banner and status bar item stay),
+ * telemetry off, quiet UI.
+ */
 export const baseSettings: Readonly<Record<string, unknown>> = {
-  'security.workspace.trust.enabled': false,
+  'security.workspace.trust.enabled': true,
+  'security.workspace.trust.startupPrompt': 'never',
   'telemetry.telemetryLevel': 'off',
   'update.mode': 'none',
   'extensions.autoCheckUpdates': false,
@@ -56,7 +63,10 @@ export interface CodeServer {
   readonly extensionsDir: string;
   readonly logFile: string;
   readonly process: ManagedProcess;
-  /** Workbench URL, opening `folder` (absolute) and passing `payload` pairs (test mode). */
+  /**
+   * Workbench URL, opening `folder` (absolute; a `.code-workspace` file opens as a workspace, as
+   * VS Code does) and passing `payload` pairs (test mode).
+   */
   workbenchUrl(opts?: { folder?: string; payload?: [string, string][] }): string;
   /** `vscode-remote://<authority><absPath>` for payload entries. */
   remoteUri(absPath: string): string;
@@ -86,9 +96,25 @@ function writeSettings(userDataDir: string, settings: Record<string, unknown>): 
   fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ ...baseSettings, ...settings }, null, 2));
 }
 
-/** Environment for code-server: its config file stays in `runDir`, never in the user's home. */
+/** Who the windows of a harness run are, for what they record as a curator's or a reviewer's name (git's user.email, src/core/review/keys.ts). */
+export const HARNESS_IDENTITY = { name: 'Curator (end-to-end test)', email: 'curator@example.org' } as const;
+
+/**
+ * The git configuration of code-server's processes: the user's own (included first, so that what
+ * it sets still applies) with {@link HARNESS_IDENTITY} as the user, so that a screenshot never
+ * shows the identity of the machine the tests ran on.
+ */
+function harnessGitConfig(runDir: string): string {
+  const file = path.join(runDir, 'gitconfig');
+  const home = process.env.HOME ?? os.homedir();
+  fs.mkdirSync(runDir, { recursive: true });
+  fs.writeFileSync(file, `[include]\n\tpath = ${path.join(home, '.gitconfig')}\n[user]\n\tname = ${HARNESS_IDENTITY.name}\n\temail = ${HARNESS_IDENTITY.email}\n`);
+  return file;
+}
+
+/** Environment for code-server: its config file stays in `runDir`, never in the user's home; git's user is the harness's. */
 function serverEnv(runDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') };
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data'), GIT_CONFIG_GLOBAL: harnessGitConfig(runDir) };
   delete env.PORT; // code-server reads $PORT over --bind-addr
   delete env.PASSWORD;
   delete env.HASHED_PASSWORD;
@@ -135,7 +161,7 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
   const args = [
     codeServerEntry(), '--config', configFile, '--auth', 'none', '--bind-addr', `${host}:${port}`,
     '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override',
     '--ignore-last-opened',
   ];
   if (opts.folder) args.push(opts.folder);
@@ -157,7 +183,7 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
     remoteUri: (absPath) => `vscode-remote://${authority}${absPath}`,
     workbenchUrl: ({ folder, payload } = {}) => {
       const q = new URLSearchParams();
-      if (folder) q.set('folder', folder);
+      if (folder) q.set(folder.endsWith('.code-workspace') ? 'workspace' : 'folder', folder);
       if (payload) q.set('payload', JSON.stringify(payload));
       const qs = q.toString();
       return `${baseUrl}/${qs ? `?${qs}` : ''}`;

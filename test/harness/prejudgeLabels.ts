@@ -16,11 +16,12 @@ import type { Task } from '../../src/core/tasks/types';
  * Inputs that are not committed are looked up where this machine keeps them and the pairs that
  * need them are counted as `unavailable` when absent: the shared dataset and harness records
  * (`../shared/data/…`, beside the repository), and the fetched repositories
- * (`/work/.mirror/<owner>+<name>/repo`, or EXPBENCH_MIRRORS=<dir>), never committed.
+ * (`../.mirror/<owner>+<name>/repo`, beside the repository as `../shared`, or
+ * EXPBENCH_MIRRORS=<dir>), never committed.
  */
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 const SHARED = path.resolve(ROOT, '..', 'shared', 'data');
-const MIRRORS = process.env.EXPBENCH_MIRRORS ?? '/work/.mirror';
+const MIRRORS = process.env.EXPBENCH_MIRRORS ?? path.resolve(ROOT, '..', '.mirror');
 
 export interface Labels {
   design: { id: string; task: string; designSource: string; variable: string; item: string; label: 'matched' | 'partial' | 'missing'; heldOut: boolean }[];

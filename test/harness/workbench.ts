@@ -21,15 +21,70 @@ export class Workbench {
     private readonly urlFor?: (folder: string) => string) {}
 
   /**
-   * Opens `folder` (absolute path on this machine) in the same browser page, the way a user opens
-   * a recent folder, and waits for the workbench. Tests that open another folder call
+   * Opens `folder` (absolute path on this machine; a `.code-workspace` file opens as a workspace) in
+   * the same browser page, the way a user opens a recent folder, and waits for the workbench and
+   * for it to have read the EXP-Bench extension's contributions. Tests that open another folder call
    * `openFolder(initialFolder)` in their `after` hook so later tests see the usual window.
    * Throws when the workbench was built without a code-server URL (see run-e2e.ts).
    */
   async openFolder(folder: string): Promise<void> {
     if (!this.urlFor) throw new Error('this Workbench cannot open folders (constructed without a URL builder)');
-    await this.page.goto(this.urlFor(folder), { waitUntil: 'domcontentloaded' });
+    await this.page.goto(this.urlFor(folder), { waitUntil: 'domcontentloaded', timeout: 90_000 });
     await this.ready();
+    await this.extensionContributed('EXP-Bench'); // its menus (Explorer's "Open as Trajectory") and commands are known
+  }
+
+  /** The "Restricted Mode" item of the status bar (shown while the window is not trusted). */
+  restrictedModeItem(): Locator {
+    return this.page.locator('.part.statusbar .statusbar-item', { hasText: 'Restricted Mode' });
+  }
+
+  /**
+   * Whether this window is trusted, read the way a user reads it: "Workspaces: Manage Workspace
+   * Trust" opens the Workspace Trust editor, whose header says "You trust this folder/workspace" or
+   * "You are in Restricted Mode"; the editor is closed again. A folder opens untrusted unless it
+   * (or a parent folder) was trusted in this browser context.
+   */
+  async isTrusted(): Promise<boolean> {
+    const header = await this.openTrustEditor();
+    const trusted = (await header.getAttribute('class'))?.includes('workspace-trust-trusted') ?? false;
+    await this.closeTrustEditor();
+    return trusted;
+  }
+
+  /**
+   * Trusts this window's folder or workspace the way a user does: "Workspaces: Manage Workspace
+   * Trust", then the "Trust" button of the Workspace Trust editor; waits until the editor says so
+   * and the status bar's "Restricted Mode" item is gone, then closes the editor. Only the open
+   * folder (and the workspace file) is trusted, never a parent. Waits first for the status bar's
+   * "Restricted Mode" item: VS Code offers the command once Workspace Trust has settled.
+   * @throws Error when the window is trusted already (a test that trusts expects Restricted Mode first)
+   */
+  async trustWorkspace(): Promise<void> {
+    // Workspace Trust has settled (its command is offered only then): the window says Restricted Mode
+    await this.restrictedModeItem().waitFor({ state: 'visible', timeout: this.timeoutMs });
+    const header = await this.openTrustEditor();
+    if ((await header.getAttribute('class'))?.includes('workspace-trust-trusted')) throw new Error('trustWorkspace: the window is trusted already');
+    await this.page.locator('.workspace-trust-editor .monaco-button', { hasText: /^\s*Trust\s*$/ }).first().click();
+    await this.page.locator('.workspace-trust-editor .workspace-trust-header.workspace-trust-trusted').first().waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await this.restrictedModeItem().waitFor({ state: 'hidden', timeout: this.timeoutMs });
+    await this.closeTrustEditor();
+  }
+
+  /** Opens the Workspace Trust editor and returns its header once it shows this window's state. */
+  async openTrustEditor(): Promise<Locator> {
+    await this.runCommand('Workspaces: Manage Workspace Trust');
+    const header = this.page.locator('.workspace-trust-editor .workspace-trust-header').first();
+    await header.locator('.workspace-trust-title-text', { hasText: /You trust this|You are in Restricted Mode/ }).waitFor({ state: 'visible', timeout: this.timeoutMs });
+    return header;
+  }
+
+  /** Closes the Workspace Trust editor's tab. */
+  async closeTrustEditor(): Promise<void> {
+    const tab = this.page.locator('.part.editor .tab', { hasText: 'Workspace Trust' }).first();
+    await tab.hover();
+    await tab.locator('.codicon-close').click();
+    await this.page.locator('.workspace-trust-editor').first().waitFor({ state: 'hidden', timeout: this.timeoutMs });
   }
 
   /** The folder the run opened first (an empty folder with `expbench.datasets` set). */
@@ -50,7 +105,11 @@ export class Workbench {
     const input = widget.locator('input');
     await input.fill(`>${title}`);
     const row = widget.locator('.monaco-list-row').filter({ has: this.page.locator('.label-name', { hasText: asRegExp(title) }) }).first();
-    await row.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await row.waitFor({ state: 'visible', timeout: this.timeoutMs }).catch(async (e: unknown) => {
+      const shown = await widget.locator('.monaco-list-row').allInnerTexts().catch(() => []);
+      const value = await input.inputValue().catch(() => '?');
+      throw new Error(`runCommand: no palette row "${title}" (typed ${JSON.stringify(value)}; rows: ${shown.map((t) => t.split('\n')[0]).join(' | ') || 'none'}): ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+    });
     await row.click();
     await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
   }
@@ -98,18 +157,36 @@ export class Workbench {
     throw new Error(`no tree item labelled ${String(label)} in the side bar within ${this.timeoutMs} ms`);
   }
 
-  /** Expands the tree row with this label (no-op when already expanded); returns the row. */
+  /**
+   * Expands the tree row with this label (no-op when already expanded) and returns it once it says
+   * `aria-expanded="true"`. A tree that re-renders (a refresh reading its data again) replaces its
+   * rows, and a click on a replaced row is lost: the row is found again and clicked again until it
+   * is expanded (each click is followed by a check of the state, never by a fixed wait).
+   * @throws Error naming the label when it is not expanded within `timeoutMs`
+   */
   async expandTreeItem(label: LabelMatch): Promise<Locator> {
-    const row = await this.treeItem(label);
-    if ((await row.getAttribute('aria-expanded')) !== 'true') {
-      await row.click();
-      await this.page.waitForFunction(
-        (el) => el?.getAttribute('aria-expanded') === 'true',
-        await row.elementHandle(),
-        { timeout: this.timeoutMs },
-      );
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      const row = await this.treeItem(label);
+      if ((await row.getAttribute('aria-expanded').catch(() => null)) === 'true') return row;
+      await row.click().catch(() => undefined); // the row may be replaced under the click
+      const expanded = await this.page.waitForFunction(
+        (el) => !el?.isConnected || el.getAttribute('aria-expanded') === 'true',
+        await row.elementHandle().catch(() => null),
+        { timeout: 2000 },
+      ).then(() => true, () => false);
+      if (expanded && (await row.getAttribute('aria-expanded').catch(() => null)) === 'true') return row;
+      if (Date.now() > deadline) throw new Error(`the tree row ${String(label)} did not expand within ${this.timeoutMs} ms`);
     }
-    return row;
+  }
+
+  /**
+   * Waits until the workbench has read the contributions of the extension whose view container is
+   * titled `title` (its activity-bar entry is shown): its menus, commands and views are registered.
+   */
+  async extensionContributed(title: string): Promise<void> {
+    await this.page.locator('.part.activitybar').getByRole('tab', { name: new RegExp(`^${escapeRe(title)}\\b`) }).first()
+      .waitFor({ state: 'visible', timeout: this.timeoutMs });
   }
 
   /** Expands each label in turn (conference → paper → …) and returns the last row (not expanded). */
@@ -200,10 +277,11 @@ export class Workbench {
     if (!browser) throw new Error('the page has no browser to open a second context in');
     const context = await browser.newContext({ viewport: this.page.viewportSize() ?? { width: 1600, height: 1000 } });
     const page = await context.newPage();
-    await page.goto(this.folderUrl(folder), { waitUntil: 'domcontentloaded' });
+    await page.goto(this.folderUrl(folder), { waitUntil: 'domcontentloaded', timeout: 90_000 });
     const workbench = new Workbench(page, this.screenshotsDir, this.timeoutMs, this.urlFor);
     workbench.initialFolder = this.initialFolder;
     await workbench.ready();
+    await workbench.extensionContributed('EXP-Bench');
     return { workbench, context };
   }
 
@@ -261,6 +339,63 @@ export class Workbench {
     await this.page.keyboard.press('Control+V');
     await this.page.keyboard.press('Control+S');
     await this.page.locator('.part.editor .tab.active.dirty').waitFor({ state: 'detached', timeout: this.timeoutMs });
+  }
+
+  /**
+   * Picks `file` (absolute) in code-server's own file dialog (a path box in a quick input, VS Code's
+   * simple file dialog), the way a user types it, and waits until the dialog has accepted it. Each
+   * step waits on the dialog's state: it has listed its first folder (and filled it in) before the
+   * path is typed; it lists the file's folder (the file is one of its rows) before Enter (an Enter
+   * while it still lists another folder only navigates to the typed one, and the dialog stays
+   * open); then it closes.
+   */
+  async chooseInFileDialog(file: string): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    const input = widget.locator('input');
+    await widget.locator('.monaco-list-row', { hasText: '..' }).first().waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await this.page.waitForFunction((el) => (el as HTMLInputElement).value.endsWith('/'), await input.elementHandle(), { timeout: this.timeoutMs });
+    await input.fill(file);
+    const name = path.posix.basename(file);
+    await widget.locator('.monaco-list-row .label-name', { hasText: asRegExp(name) }).first().waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await this.page.waitForFunction(([el, want]) => (el as HTMLInputElement).value === want, [await input.elementHandle(), file] as const, { timeout: this.timeoutMs });
+    await input.press('Enter');
+    await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
+  }
+
+  /**
+   * Chooses `folder` (absolute, existing) in code-server's own folder dialog (VS Code's simple file
+   * dialog for `canSelectFolders`) the way a user does: types the parent with its trailing slash and
+   * waits until the dialog lists it (the folder is one of its rows), types the folder with its
+   * trailing slash and waits until the dialog lists that folder (its own row is gone, `..` is
+   * there), then presses Enter with no row active (Enter on an active folder row, or on a path
+   * without the slash that the dialog has completed to a row, only navigates into it and the dialog
+   * stays open), and waits until the dialog closes. When `shot` is given, a screenshot of the dialog
+   * just before Enter is saved under that name (see `screenshot`).
+   * @throws Error when `folder` holds a subfolder of its own name (the listing would not tell the two apart)
+   */
+  async chooseFolderInFileDialog(folder: string, shot?: string): Promise<void> {
+    const name = path.posix.basename(folder);
+    if (fs.existsSync(path.join(folder, name))) throw new Error(`chooseFolderInFileDialog: ${folder} holds ${name}/ itself: choose another folder`);
+    const widget = this.page.locator('.quick-input-widget');
+    const input = widget.locator('input');
+    const row = (label: string): Locator => widget.locator('.monaco-list-row').filter({ has: this.page.locator('.label-name', { hasText: asRegExp(label) }) }).first();
+    const valueIs = async (want: string): Promise<void> => {
+      await this.page.waitForFunction(([el, v]) => (el as HTMLInputElement).value === v, [await input.elementHandle(), want] as const, { timeout: this.timeoutMs });
+    };
+    // the dialog has listed its first folder and filled it in (typing earlier is overwritten by that)
+    await row('..').waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await this.page.waitForFunction((el) => (el as HTMLInputElement).value.endsWith('/'), await input.elementHandle(), { timeout: this.timeoutMs });
+    const parent = `${path.posix.dirname(folder)}/`;
+    await input.fill(parent);
+    await valueIs(parent);
+    await row(name).waitFor({ state: 'visible', timeout: this.timeoutMs });
+    await input.fill(`${folder}/`);
+    await valueIs(`${folder}/`);
+    await row(name).waitFor({ state: 'detached', timeout: this.timeoutMs });
+    await row('..').waitFor({ state: 'visible', timeout: this.timeoutMs });
+    if (shot) await this.screenshot(shot);
+    await input.press('Enter');
+    await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
   }
 
   /** Clicks `button` (e.g. "Submit") in the modal dialog the workbench shows. */

@@ -90,8 +90,8 @@ describe('expbench curate verdict | resolve | queue | edit | dispute | export | 
     const data = path.join(ROOT, 'test', 'data', 'agreement');
     let r = await cli(['curate', 'agreement', path.join(data, 'sessions'), '--review', path.join(data, 'review'), '--resamples', '500']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /\| heuristic \(expbench-judge-1\) \| design \| helper-S \(an AI assistant\) \| 28 \| 4 \|/);
-    assert.match(r.stdout, /\| heuristic \(expbench-judge-1\) \| implementation \| helper-S \(an AI assistant\) \| 24 \| 4 \|/);
+    assert.match(r.stdout, /\| heuristic \(expbench-judge-1\) \| design \| labeller 1, language model, 2026-12-01 \| 28 \| 4 \|/);
+    assert.match(r.stdout, /\| heuristic \(expbench-judge-1\) \| implementation \| labeller 1, language model, 2026-12-01 \| 24 \| 4 \|/);
     r = await cli(['curate', 'agreement', path.join(data, 'sessions'), '--review', path.join(data, 'review'), '--json']);
     const j = JSON.parse(r.stdout);
     assert.equal(j.rows.length, 2);

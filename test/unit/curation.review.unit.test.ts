@@ -172,7 +172,7 @@ describe('curation: verdicts, edits, export, disputes, judge agreement', functio
     assert.ok(labels.judgements.length >= 30);
     const r = await judgeAgreement([path.join(AGREEMENT, 'sessions')], labels.judgements, { resamples: 300 });
     assert.deepEqual(r.skipped, []);
-    assert.deepEqual(r.labellers, ['helper-S (an AI assistant)']);
+    assert.deepEqual(r.labellers, ['labeller 1, language model, 2026-12-01']);
     // the same pairs, counted straight from the files
     for (const phase of ['design', 'implementation'] as const) {
       const pairs: { reference: string; other: string }[] = [];

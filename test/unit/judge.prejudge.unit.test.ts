@@ -121,7 +121,7 @@ describe('judge: pre-judge that does not flatter (issue 14, item 5)', function (
       const repo = await mirror('apple/ml-calibration');
       const t = await task('iclr2024/18439/1');
       if (!repo || !t) {
-        console.log(`      skipped: ${!repo ? 'apple/ml-calibration is not fetched (/work/.mirror/apple+ml-calibration/repo or EXPBENCH_MIRRORS)' : 'the shared dataset (../shared/data/exp-bench) is not here'}`);
+        console.log(`      skipped: ${!repo ? 'apple/ml-calibration is not fetched (../.mirror/apple+ml-calibration/repo beside the repository, or EXPBENCH_MIRRORS)' : 'the shared dataset (../shared/data/exp-bench) is not here'}`);
         this.skip();
       }
       const solver = await fsp.readFile(path.join(DATA, 'relplot_compare.py'), 'utf8');

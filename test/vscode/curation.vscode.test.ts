@@ -102,6 +102,23 @@ describe('Curation: ground-truth view and Validate Task by Running (real extensi
     await assertNoContainers(docker, ['validate-validation-1']);
   });
 
+  it('"Validate Task by Running…" through the local placement (expbench.curation.placement): the run is a process of the CLI, the record says where it ran', async function () {
+    await requireDocker(this);
+    const out = path.join(dir, 'validation-placed');
+    const r = await vscode.commands.executeCommand<ValidateCommandResult | undefined>('expbench.curation.validate', TASK, {
+      run: 'python3 experiments/temperature_scaling.py', out, placement: 'local',
+    });
+    assert.ok(r, 'the command returned no result');
+    const rec = JSON.parse(await fsp.readFile(path.join(out, 'validation.json'), 'utf8')) as ValidationRecord & { placement?: { kind: string; id: string } };
+    assert.deepEqual(rec, r.record);
+    assert.equal(rec.placement?.kind, 'local');
+    assert.match(rec.placement?.id ?? '', /^[^/]+\/\d+\/\d+$/);
+    assert.equal(rec.commit, pinned);
+    assert.equal(rec.exitCode, 0, await fsp.readFile(path.join(out, 'placement.log'), 'utf8'));
+    const byText = new Map(rec.claims.claims.map((c) => [c.text, c]));
+    for (const n of ['1.3', '0.032', '0.012', '0.905']) assert.equal(byText.get(n)?.found, true, `${n}: ${JSON.stringify(byText.get(n))}`);
+  });
+
   it('a hanging command is stopped at the time limit, recorded, and the summary says the limit was hit', async function () {
     const docker: Docker = await requireDocker(this);
     const out = path.join(dir, 'validation-hang');

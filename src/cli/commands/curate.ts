@@ -1,6 +1,11 @@
+import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { ExpBenchError } from '../../core/errors';
 import { validateTask, type ValidationRecord } from '../../core/flows/validateTask';
+import { validatePlaced } from '../../core/flows/placedValidation';
+import { buildEnvironmentImage } from '../../core/flows/buildEnvImage';
+import { createPlacement, PlacementSpecSchema, type PlacementSpec } from '../../core/placement';
+import { curationFileFor, readCurationFile } from '../../core/curation/curationFile';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { lintTasks } from '../../core/curation/lint';
 import { LINT_RULES, type LintReport } from '../../core/curation/types';
@@ -41,6 +46,27 @@ export function register(program: Command): void {
       }
     });
   registerValidate(curate);
+  curate.command('build-env').argument('<id>', 'task id: its paper\'s curation file names the image (environment.baseImage) and its Debian packages')
+    .option('--force', 'rebuild even when the image is present')
+    .option('--dataset <dir>', 'dataset folder (repeatable; default: $EXPBENCH_DATASETS, plus the bundled sample)', collect, [])
+    .option('--no-sample', 'leave out the bundled sample task')
+    .option('--json', 'print {image, curationFile, packages, built}')
+    .description('build a task\'s missing environment image from its curation file (bash sandbox/build-env.sh --tag IMAGE PKG…)')
+    .action(async (id: string, opts) => {
+      const dirs = datasetDirs(undefined, opts);
+      const task = findTask(await loadDatasets(dirs), id);
+      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const ac = new AbortController();
+      const onSigint = () => { process.stderr.write('expbench: cancelling…\n'); ac.abort(); };
+      process.once('SIGINT', onSigint);
+      try {
+        const r = await buildEnvironmentImage({ task, force: !!opts.force, signal: ac.signal, onLine: (l) => { if (!opts.json) console.error(l); } });
+        if (opts.json) printJson({ image: r.image, curationFile: r.curationFile, packages: r.packages, built: r.built });
+        else console.log(r.built ? `${r.image}: built from ${r.curationFile} (${r.packages.join(' ')})` : `${r.image}: present; nothing built (--force rebuilds)`);
+      } finally {
+        process.removeListener('SIGINT', onSigint);
+      }
+    });
   registerReview(curate);
 }
 
@@ -72,6 +98,8 @@ function registerValidate(curate: Command): void {
     .option('--cache <dir>', 'pristine clone cache (default: ~/.cache/expbench/pristine)')
     .option('--json', 'print the record as JSON')
     .option('--check', 'exit 1 unless the command exited 0 and every claim was found or derived')
+    .option('--placement <kind>', 'run the validation where a placement puts it (docs/placement.md): local (a process on this machine) or slurm (a batch job), with the curation file\'s resources')
+    .option('--partition <name>', 'with --placement slurm: the Slurm partition (default: the cluster\'s)')
     .description('validate a task by running its ground truth at the pin, in its environment, and checking expected_outcome\'s numbers')
     .action(async (id: string, opts) => {
       const dirs = datasetDirs(undefined, opts);
@@ -86,6 +114,28 @@ function registerValidate(curate: Command): void {
       const onSigint = () => { process.stderr.write('expbench: cancelling…\n'); ac.abort(); };
       process.once('SIGINT', onSigint);
       try {
+        if (opts.placement !== undefined || opts.partition !== undefined) {
+          const placement = createPlacement(placementSpec(opts.placement, opts.partition));
+          try {
+            const r = await validatePlaced({
+              placement, task, out: path.resolve(opts.out), partition: opts.partition, signal: ac.signal,
+              timeSeconds: opts.timeout ?? (await validationTimeSeconds(task)),
+              validateArgs: [
+                '--run', opts.run, ...dirs.flatMap((d) => ['--dataset', d]), '--no-sample',
+                ...(opts.source ? ['--source', opts.source] : []), ...(opts.commit ? ['--commit', opts.commit] : []),
+                ...(opts.image ? ['--image', opts.image] : []), ...(opts.scratchMib !== undefined ? ['--scratch-mib', String(opts.scratchMib)] : []),
+                ...(opts.cache ? ['--cache', path.resolve(opts.cache)] : []),
+              ],
+              onStatus: (m) => { if (!opts.json) console.error(`expbench: ${m}`); },
+            });
+            if (opts.json) printJson(r);
+            else console.log(`${validationText(r)}\n  placed: ${r.placement.kind} ${r.placement.id}${r.placement.host ? ` on ${r.placement.host}` : ''}${r.placement.partition ? `, partition ${r.placement.partition}` : ''}`);
+            process.exitCode = opts.check && !(r.exitCode === 0 && r.claims.allProduced) ? 1 : 0;
+          } finally {
+            placement.dispose();
+          }
+          return;
+        }
         const r = await validateTask({
           task, run: opts.run, out: opts.out, source: opts.source, commit: opts.commit, image: opts.image, cacheDir: opts.cache,
           ...(opts.timeout !== undefined ? { limits: { timeoutMs: Math.round(opts.timeout * 1000) } } : {}),
@@ -99,6 +149,24 @@ function registerValidate(curate: Command): void {
         process.removeListener('SIGINT', onSigint);
       }
     });
+}
+
+/**
+ * The placement `--placement KIND [--partition P]` names, checked by the run sets' schema.
+ * @throws ExpBenchError BAD_INPUT naming `--placement` for a kind this build does not have, or `--partition` without slurm
+ */
+export function placementSpec(kind: string | undefined, partition: string | undefined): PlacementSpec {
+  if (kind === undefined) throw new ExpBenchError('BAD_INPUT', '--partition', 'goes with --placement slurm');
+  if (partition !== undefined && kind !== 'slurm') throw new ExpBenchError('BAD_INPUT', '--partition', `goes with --placement slurm, not ${kind}`);
+  const raw = kind === 'slurm' ? { kind, container: 'docker', ...(partition ? { partition } : {}) } : { kind };
+  const r = PlacementSpecSchema.safeParse(raw);
+  if (!r.success) throw new ExpBenchError('BAD_INPUT', `--placement ${kind}`, `not a placement of this build (${r.error.issues.map((i) => `${i.path.join('.') || 'kind'}: ${i.message}`).join('; ')})`);
+  return r.data;
+}
+
+/** The validation's time limit: the curation file's `environment.limits.timeSeconds`, else 3600 s (validateTask's default). */
+async function validationTimeSeconds(task: { file: string }): Promise<number> {
+  return (await readCurationFile(curationFileFor(task.file)))?.curation?.environment?.limits?.timeSeconds ?? 3600;
 }
 
 /** The text form of a validation record: the run's end, then one line per claim. */

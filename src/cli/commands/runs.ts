@@ -53,7 +53,7 @@ export function register(program: Command): void {
         const s = await runSetStatus(dir, { placement });
         if (opts.json) { printJson(s); return; }
         const o = s.orchestrator;
-        const who = o ? (o.alive === false ? `its last run (process ${o.pid}) is gone${s.orphaned ? `: ${plural(s.orphaned, 'unit')} it left placed; \`runs resume\` reaps and goes on` : ''}` : `run by process ${o.pid} (runs ${o.command}) since ${o.since}`) : 'no run now';
+        const who = o ? (o.alive === false ? `its last run (process ${o.pid}) is gone${s.orphaned ? `: ${plural(s.orphaned, 'unit')} it left placed; \`runs resume\` ${placement?.outlivesSubmitter ? 're-attaches to their jobs' : 'reaps and goes on'}` : ''}` : `run by process ${o.pid} (runs ${o.command}) since ${o.since}`) : 'no run now';
         console.log(formatBoard(`${boardHeader({ name: s.name, id: s.id, counts: s.counts, units: s.rows as never })}; ${who}`, s.rows, process.stdout.columns ?? 200));
         if (s.invalidLines.length) console.log(`\n${plural(s.invalidLines.length, 'line')} of runset.jsonl could not be read (first: line ${s.invalidLines[0].line}: ${s.invalidLines[0].error})`);
       } finally {

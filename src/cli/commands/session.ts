@@ -22,8 +22,9 @@ import { printJson } from '../output';
 import { errorMessage } from '../../core/util/errors';
 import { registerImport } from './sessionImport';
 import { registerExport } from './sessionExport';
+import { registerWindow } from './sessionWindow';
 
-/** `expbench session show|submit|import|export|give-up`: read and finish a session from outside VS Code; import an agent's run as one; export one as an Inspect log. */
+/** `expbench session show|submit|import|export|window-file|give-up`: read and finish a session from outside VS Code; import an agent's run as one; export one as an Inspect log. */
 export function register(program: Command): void {
   const session = program.command('session').description('show, submit or give up a task session');
 
@@ -71,6 +72,7 @@ export function register(program: Command): void {
 
   registerImport(session);
   registerExport(session);
+  registerWindow(session);
 
   session.command('give-up').argument('<dir>', 'session folder')
     .option('--reason <text>', 'why (recorded with the time)')

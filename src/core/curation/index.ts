@@ -20,3 +20,6 @@ export {
   agreementMarkdown, agreementReport, collectJudgedItems, formatEstimate, itemsOfRecord, judgeAgreement, judgeName, PHASE_LABELS, phaseOfItem,
   type AgreementReport, type AgreementRow, type CuratorRow, type JudgedItem, type Phase,
 } from './agreement';
+export { buildQueue, editedEntry, filterQueue, paperOf, QUEUE_STATES, taskHistory, type CuratorPair, type DeskFilter, type DeskQueue, type DeskRow, type HistoryEntry, type QueueState } from './desk';
+export { describeOperations, editFromScratch, scratchText } from './scratchEdit';
+export { readValidationRuns, VALIDATION_RECORD, type ValidationProblem, type ValidationRun } from './validations';

@@ -47,9 +47,11 @@ function stateOf(task: string, js: Judgement[]): TaskVerdictState {
   const resolution = resolutions[resolutions.length - 1];
   const newestVerdict = byCurator.reduce<Judgement | undefined>((m, j) => (!m || compareJudgements(m, j) < 0 ? j : m), undefined);
   const values = new Set(byCurator.map((j) => j.value as TaskVerdictValue));
-  const resolutionHolds = resolution !== undefined && (newestVerdict === undefined || compareJudgements(newestVerdict, resolution) < 0);
-  // A resolution without a verdict settles disputes only.
-  const resolvedVerdict = resolutionHolds ? (resolution.value as { verdict?: TaskVerdictValue }).verdict : undefined;
+  // A resolution without a verdict settles disputes only: the verdict question is settled by the newest resolution that gives one.
+  const withVerdict = resolutions.filter((r) => (r.value as { verdict?: TaskVerdictValue }).verdict !== undefined);
+  const decision = withVerdict[withVerdict.length - 1];
+  const resolutionHolds = decision !== undefined && (newestVerdict === undefined || compareJudgements(newestVerdict, decision) < 0);
+  const resolvedVerdict = resolutionHolds ? (decision.value as { verdict?: TaskVerdictValue }).verdict : undefined;
   const settled = new Set(resolutions.flatMap((r) => (r.value as { resolves: string[] }).resolves));
   const disputes = js.filter((j) => j.kind === 'dispute');
   const s: TaskVerdictState = {
@@ -59,8 +61,8 @@ function stateOf(task: string, js: Judgement[]): TaskVerdictState {
   if (resolution) s.resolution = resolution;
   if (resolvedVerdict) {
     s.verdict = resolvedVerdict;
-    s.decidedBy = resolution!.by;
-    if (resolution!.reason) s.reason = resolution!.reason;
+    s.decidedBy = decision.by;
+    if (decision.reason) s.reason = decision.reason;
   } else if (values.size === 1 && newestVerdict) {
     s.verdict = newestVerdict.value as TaskVerdictValue;
     s.decidedBy = byCurator.length > 1 ? byCurator.map((j) => j.by).join(', ') : newestVerdict.by;

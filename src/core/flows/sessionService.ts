@@ -6,7 +6,7 @@ import type { EventSink, NewSessionEvent, SessionEvent } from '../session/events
 import type { OwnerRecord } from '../session/owner';
 import { WorkspaceRecorder } from '../session/recorder';
 import { runScript, type RunScriptOptions } from '../session/runs';
-import { Session, type OpenSessionOptions } from '../session/session';
+import { openedJob, Session, type OpenSessionOptions } from '../session/session';
 import { giveUp, type SubmitAnswers } from '../session/submit';
 import type { DesignDraft, Note, Outcome, Phase, RunRecord, SessionState } from '../session/state';
 import type { Disposable } from '../util/emitter';
@@ -119,7 +119,7 @@ export class SessionService {
     const session = await entry.session;
     const handle = new Handle(session, opts.client, (h) => this.release(root, h));
     entry.clients.add(handle);
-    await session.events.append({ type: 'session.opened', client: opts.client, restored: true, ...(opts.taskId ? { taskId: opts.taskId } : {}) });
+    await session.events.append({ type: 'session.opened', client: opts.client, restored: true, ...(opts.taskId ? { taskId: opts.taskId } : {}), ...openedJob(opts) });
     return handle;
   }
 

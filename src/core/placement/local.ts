@@ -126,7 +126,7 @@ export class LocalPlacement implements Placement {
   }
 
   async log(ref: PlacementRef, maxBytes = 64 * 1024): Promise<string> {
-    return tail(ref.logFile, maxBytes);
+    return tailFile(ref.logFile, maxBytes);
   }
 
   async cleanUp(runSet: string, running: ReadonlySet<string> = new Set()): Promise<string[]> {
@@ -340,7 +340,8 @@ async function markStopped(ref: PlacementRef, how: 'reap' | 'cancel'): Promise<v
   if (x && !x.stoppedBy) writeExit(ref.logFile, { ...x, stoppedBy: how });
 }
 
-async function tail(file: string, maxBytes: number): Promise<string> {
+/** The last `maxBytes` of `file` as UTF-8; '' when it does not exist (a unit's log, docs/placement.md). */
+export async function tailFile(file: string, maxBytes: number): Promise<string> {
   let fh;
   try {
     fh = await fsp.open(file, 'r');

@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { Task } from '../tasks/types';
+import { readUntrusted } from '../untrusted';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
 import { SessionLayout } from '../layout';
 
@@ -24,10 +25,21 @@ export async function writeSessionMarker(sessionDir: string, task: Task): Promis
   await writeJsonAtomic(path.join(layout.private, 'task.json'), { ...rest, raw: task.raw });
 }
 
-/** The session root for a workspace folder that holds a marker, else undefined. */
+/** The most bytes of a marker read (it is about 40): the workspace is the solver's to write. */
+export const MARKER_MAX_BYTES = 64 * 1024;
+
+/**
+ * The session root for a workspace folder that holds a marker, else undefined. The marker lies in
+ * the workspace, which the solver writes: it is read through the untrusted reader (a link, FIFO,
+ * device or a file over {@link MARKER_MAX_BYTES} is no marker, and nothing blocks or fills memory
+ * when the window opens), and only its presence and form count: the root is the workspace's parent
+ * and the task comes from the host's `private/` (the caller reads the manifest).
+ */
 export async function sessionRootOf(workspaceFolder: string): Promise<{ root: string; taskId: string } | undefined> {
   try {
-    const m = MarkerSchema.safeParse(await readJsonIfExists(path.join(workspaceFolder, MARKER_PATH)));
+    const buf = await readUntrusted(path.join(workspaceFolder, MARKER_PATH), { within: workspaceFolder, maxBytes: MARKER_MAX_BYTES, what: 'the session marker' });
+    if (buf === undefined) return undefined;
+    const m = MarkerSchema.safeParse(JSON.parse(buf.toString('utf8')));
     if (!m.success) return undefined;
     const root = path.dirname(path.resolve(workspaceFolder));
     await fsp.access(new SessionLayout(root).private);

@@ -8,6 +8,7 @@ import { DesignDraft, DesignDraftSchema, isFinished, Note, Phase, PhaseSchema, t
 import { SessionOwnership } from './owner';
 import { SessionStore } from './store';
 import { errorMessage } from '../util/errors';
+import { schedulerJobOf, type SchedulerJob } from '../placement/slurm/env';
 import { assertTextWithin, LIMITS } from '../untrusted';
 
 const logger = log('session');
@@ -27,6 +28,14 @@ export interface OpenSessionOptions {
   draftQuietMs?: number;
   /** Resume a clock that was running when the previous owner went away (default true). */
   resumeClock?: boolean;
+  /** The scheduler's job this process runs in, recorded in `session.opened`; default the environment's ({@link schedulerJobOf}); null: none. */
+  job?: SchedulerJob | null;
+}
+
+/** The `job` field of `session.opened` for `opts`: the given one, else the environment's (a Slurm job), else none. */
+export function openedJob(opts: Pick<OpenSessionOptions, 'job'>): { job?: SchedulerJob } {
+  const job = opts.job === undefined ? schedulerJobOf() : opts.job;
+  return job ? { job } : {};
 }
 
 /**
@@ -60,7 +69,7 @@ export class Session {
     const events = new EventLog(layout.events, now, owner);
     const session = new Session(layout, store, events, owner, opts);
     const restored = store.state.clock.segments.length > 0 || store.state.notes.length > 0 || store.state.phase !== 'design';
-    await events.append({ type: 'session.opened', client: opts.client, restored, ...(opts.taskId ? { taskId: opts.taskId } : {}) });
+    await events.append({ type: 'session.opened', client: opts.client, restored, ...(opts.taskId ? { taskId: opts.taskId } : {}), ...openedJob(opts) });
     // A submission or give-up whose process stopped between state.json and its event is completed here.
     if (isFinished(store.state)) {
       const missing = await missingOutcome(layout, store.state, (await readEvents(layout.events)).events);

@@ -27,7 +27,11 @@ const exitCode = z.number().int().nullable();
 const stepOutcome = { ok: z.boolean(), summary: z.string().optional(), record: z.string().optional(), error: z.string().optional() };
 
 export const SessionEventSchema = z.discriminatedUnion('type', [
-  ev('session.opened', { client: z.string(), restored: z.boolean(), taskId: z.string().optional() }),
+  ev('session.opened', {
+    client: z.string(), restored: z.boolean(), taskId: z.string().optional(),
+    /** The scheduler's job the opening process ran in (a Slurm array element: `id` `<array job>_<index>`). */
+    job: z.object({ scheduler: z.string(), id: z.string(), jobId: z.string().optional(), node: z.string().optional(), cluster: z.string().optional() }).optional(),
+  }),
   ev('phase.changed', { from: PhaseSchema, to: PhaseSchema }),
   ev('clock.started', { workingMs: ms }),
   ev('clock.paused', {

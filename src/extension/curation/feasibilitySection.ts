@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { checkFeasibility, type Feasibility } from '../../core/curation/feasibility';
 import { log } from '../../core/log';
@@ -15,6 +16,16 @@ export function feasibilityView(f: Feasibility): FeasibilityView {
     needs: f.needs.map((n) => ({ kind: n.kind, what: n.what, have: n.have === true ? 'yes' : n.have === false ? 'no' : 'info', detail: n.detail })),
     notes: f.notes,
   };
+}
+
+/**
+ * The view with a local repository's path (`location`, an absolute folder) named by its folder's
+ * name, as the brief shows it: the reader needs which repository, not where this machine keeps it.
+ */
+export function withoutMachinePath(v: FeasibilityView, location: string | undefined): FeasibilityView {
+  if (!location || !path.isAbsolute(location)) return v;
+  const name = (t: string): string => t.split(location).join(path.basename(location));
+  return { ...v, summary: name(v.summary), notes: v.notes.map(name), needs: v.needs.map((n) => ({ ...n, what: name(n.what), ...(n.detail !== undefined ? { detail: name(n.detail) } : {}) })) };
 }
 
 /**
@@ -57,7 +68,7 @@ export class FeasibilitySection implements vscode.Disposable {
         ...(m ? { source: m.source.location, commit: m.commit, image: m.image } : { allowClone: false }),
       });
       logger.info(`${panel.task.id}: ${f.summary}`);
-      return feasibilityView(f);
+      return withoutMachinePath(feasibilityView(f), m?.source.location ?? panel.task.paper?.localRepo);
     } catch (e) {
       logger.warn(`feasibility of ${panel.task.id}: ${errorMessage(e)}`);
       return { status: 'failed', summary: `The check failed: ${errorMessage(e)}`, needs: [], notes: [] };

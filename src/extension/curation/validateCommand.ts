@@ -3,6 +3,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExpBenchError } from '../../core/errors';
 import { validateTask, type ValidationRecord } from '../../core/flows/validateTask';
+import { validatePlaced } from '../../core/flows/placedValidation';
+import { curationFileFor, readCurationFile } from '../../core/curation/curationFile';
+import { createPlacement } from '../../core/placement';
+import { setting } from '../settings';
 import { log } from '../../core/log';
 import type { Task } from '../../core/tasks/types';
 import { errorMessage } from '../../core/util/errors';
@@ -30,6 +34,15 @@ export interface ValidateCommandOptions {
   scratchMiB?: number;
   /** Pristine cache folder (default ~/.cache/expbench/pristine). */
   cacheDir?: string;
+  /** Where to run (default: setting `expbench.curation.placement`): in this process, or through the local or Slurm placement. */
+  placement?: 'direct' | 'local' | 'slurm';
+  /** Slurm's partition (default: setting `expbench.curation.partition`). */
+  partition?: string;
+}
+
+/** The curation file's time limit of a run, seconds (3600 without one, as the validator's default). */
+async function curationTimeSeconds(task: Task): Promise<number> {
+  return (await readCurationFile(curationFileFor(task.file)))?.curation?.environment?.limits?.timeSeconds ?? 3600;
 }
 
 /** What the command returns (tests read it): the record, its folder and the summary shown. */
@@ -66,7 +79,25 @@ export function validateTaskCommand(store: TaskStore, solverWindow: () => Promis
       lastRun.set(task.id, run);
       const out = path.resolve(options.out ?? path.join(os.homedir(), '.expbench', 'validations', task.id.replace(/\//g, '-'), new Date().toISOString().replace(/[:.]/g, '-')));
       try {
-        const record = await withCancellableProgress(`EXP-Bench: validating ${task.id}`, (report, signal) => validateTask({
+        const where = options.placement ?? setting('curation.placement');
+        const partition = options.partition ?? (setting('curation.partition') || undefined);
+        const record = where !== 'direct' ? await withCancellableProgress(`EXP-Bench: validating ${task.id} (${where} placement)`, async (report, signal) => {
+          const placement = createPlacement(where === 'slurm' ? { kind: 'slurm', container: 'docker', ...(partition ? { partition } : {}) } : { kind: 'local' });
+          try {
+            return await validatePlaced({
+              placement, task, out, partition: where === 'slurm' ? partition : undefined, signal, onStatus: report,
+              timeSeconds: options.timeoutSeconds ?? (await curationTimeSeconds(task)),
+              validateArgs: [
+                '--run', run, ...store.dirs().flatMap((d) => ['--dataset', d]), '--no-sample',
+                ...(options.source ? ['--source', options.source] : []), ...(options.commit ? ['--commit', options.commit] : []),
+                ...(options.image ? ['--image', options.image] : []), ...(options.scratchMiB ? ['--scratch-mib', String(options.scratchMiB)] : []),
+                ...(options.cacheDir ? ['--cache', options.cacheDir] : []),
+              ],
+            });
+          } finally {
+            placement.dispose();
+          }
+        }) : await withCancellableProgress(`EXP-Bench: validating ${task.id}`, (report, signal) => validateTask({
           task, run, out, source: options.source, commit: options.commit, image: options.image, cacheDir: options.cacheDir,
           ...(options.timeoutSeconds ? { limits: { timeoutMs: Math.round(options.timeoutSeconds * 1000) } } : {}),
           ...(options.scratchMiB ? { scratchBytes: Math.round(options.scratchMiB * 1024 * 1024) } : {}),

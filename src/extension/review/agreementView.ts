@@ -4,6 +4,7 @@ import { log } from '../../core/log';
 import { errorMessage } from '../../core/util/errors';
 import { makeNonce } from '../brief/nonce';
 import type { CommandSpec } from '../commands';
+import { shownPath } from '../shownPath';
 import { agreementHtml } from './agreementHtml';
 import { reviewStore } from './store';
 
@@ -56,7 +57,7 @@ export class AgreementView implements vscode.Disposable {
     const w = this.panel.webview;
     const nonce = makeNonce();
     const csp = [`default-src 'none'`, `style-src ${w.cspSource}`, `img-src ${w.cspSource} data:`, `script-src 'nonce-${nonce}'`].join('; ');
-    w.html = agreementHtml(report, { csp, cssUri: w.asWebviewUri(vscode.Uri.joinPath(media, 'agreement.css')).toString(), inputs, store: store.root });
+    w.html = agreementHtml(report, { csp, cssUri: w.asWebviewUri(vscode.Uri.joinPath(media, 'agreement.css')).toString(), inputs: inputs.map(shownPath), store: shownPath(store.root) });
     this.panel.reveal();
     this.last = report;
     logger.info(`agreement: ${report.rows.length} rows over ${report.labels} labels from ${store.root}`);

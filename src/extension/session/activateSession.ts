@@ -13,6 +13,7 @@ import { SessionController } from './sessionController';
 import { openPatchDiff } from '../gaps/patchDiff';
 import type { SubmitHooks } from './submitFlow';
 import { errorMessage } from '../../core/util/errors';
+import { warnIfTrustedPlainFolder } from './trustGuard';
 
 const logger = log('session');
 
@@ -33,6 +34,7 @@ export async function openWindowSession(context: vscode.ExtensionContext, servic
   if (!folder) return undefined;
   const found = await sessionRootOf(folder);
   if (!found) return undefined;
+  void warnIfTrustedPlainFolder(found.root);
   try {
     const manifest = await readManifest(found.root);
     const task = (await store.find(manifest.taskId)) ?? (await readTaskSnapshot(found.root));

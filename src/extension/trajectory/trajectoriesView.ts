@@ -55,6 +55,8 @@ export class TrajectoriesTreeProvider implements vscode.TreeDataProvider<Traject
       item.description = node.reason;
       item.tooltip = `${node.file}\n${node.reason}`;
       item.iconPath = new vscode.ThemeIcon('warning');
+      // a remembered file (opened or added, gone or unreadable now) can be removed from the view
+      if (this.store.files().includes(node.file)) item.contextValue = 'expbench.trajectoryProblem.file';
       return item;
     }
     const r = node.row;

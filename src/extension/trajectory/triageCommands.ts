@@ -12,6 +12,7 @@ export const TRIAGE_COMMAND = 'expbench.trajectory.triage';
 export const COMPARE_RUNS_COMMAND = 'expbench.trajectory.compareRuns';
 export const REFRESH_TRAJECTORIES_COMMAND = 'expbench.trajectories.refresh';
 export const ADD_TRAJECTORY_FILE_COMMAND = 'expbench.trajectories.addFile';
+export const FORGET_TRAJECTORY_FILE_COMMAND = 'expbench.trajectories.forgetFile';
 
 /** Arguments of `expbench.trajectory.compareRuns` (JSON-serialisable): two runs as the viewer names them (session folders, files, `<file>#<id>`). */
 export interface CompareRunsArgs { left: string; right: string }
@@ -31,7 +32,8 @@ async function pickRun(store: RunStore, title: string, sameTaskAs?: TriageRow): 
 /**
  * The triage commands: the triage table, Compare Runs ({left, right}; from the tree's context menu
  * with the run as left; without arguments, two quick picks, the second among runs of the same
- * task), Refresh, and Add Trajectory File… (remembered, listed in the view). Each returns what it
+ * task), Refresh, Add Trajectory File… (remembered, listed in the view) and Remove from
+ * Trajectories (a remembered file, from the view's context menu). Each returns what it
  * showed (tests), undefined when cancelled or refused (the reason shown as an error message).
  */
 export function triageCommands(store: RunStore, panel: TriagePanel, extensionUri: vscode.Uri): CommandSpec[] {
@@ -83,5 +85,24 @@ export function triageCommands(store: RunStore, panel: TriagePanel, extensionUri
         return uri.fsPath;
       },
     },
+    {
+      // the view's context menu on a remembered file's run or problem row: the file is left alone
+      id: FORGET_TRAJECTORY_FILE_COMMAND,
+      async execute(arg?: TrajectoryNode | string): Promise<string | undefined> {
+        const file = typeof arg === 'string' ? arg : arg?.kind === 'problem' ? arg.file : arg?.kind === 'run' && arg.row.source === 'file' ? fileOfRun(arg.row.run) : undefined;
+        if (!file || !store.files().includes(file)) return undefined;
+        await store.forget(file);
+        return file;
+      },
+    },
   ];
+}
+
+/**
+ * The file of a file-backed run key, `<file>#<sample>`: the key up to the first `#` after its last
+ * `/` (a `#` inside a folder name is kept), linear in the key's length.
+ */
+function fileOfRun(run: string): string {
+  const hash = run.indexOf('#', run.lastIndexOf('/') + 1);
+  return hash >= 0 ? run.slice(0, hash) : run;
 }

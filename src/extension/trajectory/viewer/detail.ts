@@ -34,8 +34,12 @@ export function parseStepRef(ref: string): { file: string; step?: number } {
   return m ? { file: m[1], step: Number(m[2]) } : { file: ref };
 }
 
-/** A step's detail for the webview: long texts cut at `limit` characters, diffs made when the source has none. */
-export function stepDetail(file: string, tl: Timeline, index: number, opts: { limit: number; search?: string; pins: TrajPin[]; judgements: TrajJudgement[]; prices?: PriceTable }): TrajDetail {
+/**
+ * A step's detail for the webview: long texts cut at `limit` characters, diffs made when the source
+ * has none; the source's file as `shownFile` names it (default: as is; the panel shows it by the
+ * window's folder, never the machine's path).
+ */
+export function stepDetail(file: string, tl: Timeline, index: number, opts: { limit: number; search?: string; pins: TrajPin[]; judgements: TrajJudgement[]; prices?: PriceTable; shownFile?: (file: string) => string }): TrajDetail {
   const s: Step = tl.trajectory.steps[index];
   const row = tl.rows[index];
   const { limit } = opts;
@@ -43,7 +47,7 @@ export function stepDetail(file: string, tl: Timeline, index: number, opts: { li
     step: index, kind: s.kind, actor: s.actor, phase: s.phase, phaseInferred: s.phaseInferred,
     time: s.time, edits: editDiffs(s).map((e) => ({ path: e.path, op: e.op, diff: cut(e.diff, limit), made: e.made })),
     totalTokens: row.totalTokens, totalCostUsd: row.totalCostUsd,
-    source: s.source, matches: [],
+    source: opts.shownFile ? { ...s.source, file: opts.shownFile(s.source.file) } : s.source, matches: [],
     pins: opts.pins, judgements: opts.judgements, ref: stepRef(file, index),
   };
   if (s.text !== undefined) d.text = cut(s.text, limit);

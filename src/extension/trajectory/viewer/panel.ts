@@ -11,6 +11,7 @@ import { reviewVerdict } from '../../review/gapsReview';
 import { DETAIL_CHARS, FULL_CHARS, header, sessionDirOf, stepDetail, stepRef, viewRows } from './detail';
 import type { TrajectoryDocument } from './document';
 import type { ViewerExtras } from './extras';
+import { shownPath } from '../../shownPath';
 
 const logger = log('trajectory-viewer');
 
@@ -112,20 +113,20 @@ export class ViewerPanel implements vscode.Disposable {
         if (!tl || !tl.rows[m.step]) return;
         this.post({ type: 'detail', detail: stepDetail(this.file, tl, m.step, {
           limit: m.full ? FULL_CHARS : DETAIL_CHARS, search: m.search ?? this.search,
-          pins: this.pins.get(m.step) ?? [], judgements: this.judgements.get(m.step) ?? [], prices: this.extras.prices(),
+          pins: this.pins.get(m.step) ?? [], judgements: this.judgements.get(m.step) ?? [], prices: this.extras.prices(), shownFile: shownPath,
         }) });
         return;
       case 'prefetch':
         if (!tl) return;
         this.post({ type: 'details', search: m.search, details: m.steps.filter((s) => tl.rows[s]).map((s) => stepDetail(this.file, tl, s, {
-          limit: DETAIL_CHARS, search: m.search, pins: this.pins.get(s) ?? [], judgements: this.judgements.get(s) ?? [], prices: this.extras.prices(),
+          limit: DETAIL_CHARS, search: m.search, pins: this.pins.get(s) ?? [], judgements: this.judgements.get(s) ?? [], prices: this.extras.prices(), shownFile: shownPath,
         })) });
         return;
       case 'raw': {
         const s = tl?.trajectory.steps[m.step];
         if (!s) return;
         const r = await rawSource(s.source, (f) => this.wholeDoc(f));
-        this.post({ type: 'raw', step: m.step, text: r.text, cut: r.cut, where: r.where });
+        this.post({ type: 'raw', step: m.step, text: r.text, cut: r.cut, where: r.where.replace(s.source.file, shownPath(s.source.file)) });
         return;
       }
       case 'run':
