@@ -5,7 +5,8 @@ import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { dockerError, isLocalEngine, statusOf } from './connection';
-import { type Created, type Limits, LABEL_ROLE, LABEL_TASK, createContainer, listProjectContainers, removeContainer, removeOrphans, startContainer } from './containers';
+import { type Created, type Limits, LABEL_OWNER, LABEL_ROLE, LABEL_SESSION, LABEL_TASK, createContainer, listProjectContainers, removeContainer, removeOrphans, startContainer } from './containers';
+import { ownerGone } from './processes';
 import { shareWorkspaceWithSolver } from './ownership';
 import { assertNotHostUid } from './binds';
 
@@ -32,6 +33,13 @@ export interface WorkContainerOptions {
    * container is then refused when it would run as this host process's uid (assertNotHostUid).
    */
   confined?: string;
+  /**
+   * The process that removes the container when it ends (`ownerToken()`, label `expbench.owner`):
+   * set by a command that makes a work container for itself (`expbench agent run`), never by a
+   * window (a reloaded window reattaches to its container). One whose owner is gone (killed) is
+   * removed by {@link removeOwnerlessWorkContainers}.
+   */
+  owner?: string;
 }
 
 /** A found work container. */
@@ -75,7 +83,25 @@ export async function createWorkContainer(docker: Docker, opts: WorkContainerOpt
     user,
     workdir: WORKSPACE_MOUNT,
     env: { ...opts.env, HOME: user === 'solver' ? '/home/solver' : '/tmp' },
+    ...(opts.owner ? { extraLabels: { [LABEL_OWNER]: opts.owner } } : {}),
   });
+}
+
+/**
+ * Removes the work containers made by a process for itself (label `expbench.owner`, see
+ * {@link WorkContainerOptions.owner}) whose process is gone: what a killed `expbench agent run`
+ * left running. Containers without an owner (a window's) and those of live processes are kept.
+ * @returns the sessions whose container was removed
+ */
+export async function removeOwnerlessWorkContainers(docker: Docker): Promise<string[]> {
+  const removed: string[] = [];
+  for (const info of await listProjectContainers(docker, { role: 'work' })) {
+    const owner = info.Labels?.[LABEL_OWNER];
+    if (!owner || ownerGone(owner) !== true) continue;
+    if (await removeContainer(docker, info.Id)) removed.push(info.Labels?.[LABEL_SESSION] ?? info.Id.slice(0, 12));
+  }
+  if (removed.length) logger.info(`removed the work containers of ${removed.join(', ')}: their process is gone`);
+  return removed;
 }
 
 /**

@@ -135,6 +135,8 @@ export const VerificationRecordSchema = z.object({
   image: z.string(),
   /** Container id while running (kept afterwards for reference; the container is removed). */
   containerId: z.string().optional(),
+  /** The verifier process that made the run (`<host>/<pid>/<start>`, sandbox/processes.ts `ownerToken`): a later run can tell a `running` record left by a process that is gone. */
+  owner: z.string().optional(),
   /** The command the solver's script is run with, in /workspace. */
   command: z.array(z.string()),
   user: z.string(),

@@ -377,8 +377,9 @@ async function diffTrees(a: string, b: string, signal?: AbortSignal): Promise<st
   const ra = path.relative(cwd, a);
   const rb = path.relative(cwd, b);
   const r = await git(['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames', '--', ra, rb], { repo: 'none', cwd, okCodes: [1], signal, subject: cwd });
-  const fix = (line: string) => line.split(`a/${ra}/`).join('a/').split(`b/${rb}/`).join('b/')
-    .split(`"a/${ra}/`).join('"a/').split(`"b/${rb}/`).join('"b/');
+  // A created file's `diff --git` line names it under the new tree on both sides, a deleted one under the old tree.
+  const fix = (line: string) => [ra, rb].reduce((l, r) => l.split(`a/${r}/`).join('a/').split(`b/${r}/`).join('b/')
+    .split(`"a/${r}/`).join('"a/').split(`"b/${r}/`).join('"b/'), line);
   return r.text.split('\n').map((l) => (/^(?:diff --git |--- |\+\+\+ )/.test(l) ? fix(l) : l)).join('\n');
 }
 
