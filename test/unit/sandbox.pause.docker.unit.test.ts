@@ -111,6 +111,18 @@ describe('pauseDuring: the work container paused while the host walks its worksp
     assert.equal(pauseHolders(container.id), 0);
   });
 
+  it('the clock resumed runs a container another process paused (an earlier serve), at once or after the walk holding it', async () => {
+    await container.pause();
+    await clockPause(docker, container, false);
+    assert.equal(await paused(), false);
+    await container.pause();
+    await pauseDuring(docker, [container], 'a walk', async () => {
+      await clockPause(docker, container, false);
+      assert.equal(await paused(), true, 'still paused while the walk reads');
+    });
+    assert.equal(await paused(), false, 'running after the walk, as the clock asked');
+  });
+
   it('a container paused by someone else stays paused after the walk', async () => {
     await container.pause();
     try {

@@ -182,18 +182,29 @@ const clockHolds = new Map<string, ReleasePause>();
 
 /**
  * The proctored clock's pause as one holder among the others ({@link holdPaused}): `paused`
- * true takes the clock's hold (once; asking again does nothing), false gives it back. So a
- * clock resumed while the host walks the workspace leaves the container paused until the walk
- * ends, and a walk that ends while the clock is paused leaves it paused.
- * @throws as {@link holdPaused}
+ * true takes the clock's hold (once; asking again does nothing), false gives it back and wants
+ * the container running: it is unpaused now when no walk holds it (even when another process,
+ * an earlier serve of the session, paused it), else by the last walk's release. So a clock
+ * resumed while the host walks the workspace leaves the container paused until the walk ends,
+ * and a walk that ends while the clock is paused leaves it paused.
+ * @throws as {@link holdPaused}; CONTAINER_FAILED when the unpause is refused
  */
 export async function clockPause(docker: Docker, container: Docker.Container, paused: boolean): Promise<void> {
-  const held = clockHolds.get(container.id);
+  const id = container.id;
+  const held = clockHolds.get(id);
   if (paused) {
     if (held) return;
-    clockHolds.set(container.id, await holdPaused(docker, container, 'the clock is paused'));
-  } else if (held) {
-    clockHolds.delete(container.id);
+    clockHolds.set(id, await holdPaused(docker, container, 'the clock is paused'));
+    return;
+  }
+  if (held) {
+    clockHolds.delete(id);
     await held();
+  }
+  const walking = holds.get(id);
+  if (walking && walking.count > 0) { walking.ours = true; return; } // the last walk's release unpauses it
+  const info = await container.inspect().catch((e: unknown) => { throw dockerError(e, id.slice(0, 12), 'inspecting the work container', docker); });
+  if (info.State.Running && info.State.Paused) {
+    await container.unpause().catch((e: unknown) => { throw dockerError(e, id.slice(0, 12), 'unpausing the work container', docker); });
   }
 }
