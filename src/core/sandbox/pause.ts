@@ -45,7 +45,7 @@ export async function holdPaused(docker: Docker, container: Docker.Container, re
       logger.debug(`${id.slice(0, 12)} is ${info.State.Paused ? 'paused already' : 'not running'}: left as it is while ${reason}`);
       return;
     }
-    await container.pause();
+    await pauseWithRetries(container);
     hold.ours = true;
     logger.info(`work container ${id.slice(0, 12)} paused while ${reason}`);
   });
@@ -84,6 +84,27 @@ export async function holdPaused(docker: Docker, container: Docker.Container, re
     if (hold.count === 0 && holds.get(id) === hold) holds.delete(id);
     wake();
   };
+}
+
+/** Tries of a pause that the runtime refuses before giving up (see {@link pauseWithRetries}). */
+export const PAUSE_TRIES = 5;
+
+/**
+ * `docker pause`, tried up to {@link PAUSE_TRIES} times, 100 ms × try apart: the runtime (runc)
+ * gives up freezing a cgroup whose processes keep entering system calls in a tight loop
+ * ("OCI runtime pause failed: unable to freeze"), and thaws it again; a later try usually holds.
+ */
+async function pauseWithRetries(container: Docker.Container): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await container.pause();
+      return;
+    } catch (e) {
+      if (i >= PAUSE_TRIES || !/unable to freeze/i.test(errorMessage(e) + JSON.stringify((e as { json?: unknown })?.json ?? ''))) throw e;
+      logger.warn(`work container ${container.id.slice(0, 12)}: the pause did not hold (${errorMessage(e)}); trying again (${i + 1}/${PAUSE_TRIES})`);
+      await new Promise((r) => setTimeout(r, 100 * i));
+    }
+  }
 }
 
 let waiters: Array<() => void> = [];
