@@ -291,5 +291,28 @@ describe('proctored window guards (issue 26 item 6)', function () {
       assert.equal(on.off, false);
       assert.deepEqual(on.on, [`channel/editor/User/profiles/p1/settings.json: ${key}`]);
     });
+
+    it('lists nothing through a link the solver made of profiles/ (into private/, say) and reads no file out of its folder', async () => {
+      const layout = new SessionLayout(path.join(tmp, 's-link'));
+      await fsp.mkdir(layout.workspace, { recursive: true });
+      const f = await prepareEditorFolders(layout);
+      const key = Object.keys(AI_OFF_SETTINGS)[0];
+      // what a link would reach: a folder of private/ holding a settings file
+      await fsp.mkdir(path.join(layout.private, 'harness'), { recursive: true });
+      await fsp.writeFile(path.join(layout.private, 'harness', 'settings.json'), JSON.stringify({ [key]: 'read through the link' }));
+      await fsp.symlink(layout.private, path.join(f.user, 'profiles'));
+      const r = await readAiSettingsOnHost(layout);
+      assert.ok(!r.checked.some((c) => c.includes('harness')), `nothing of private/ was read: ${r.checked.join(', ')}`);
+      assert.ok(!r.on.some((o) => o.includes('harness')), r.on.join('; '));
+      assert.deepEqual(r.on, ['channel/editor/User/profiles: not a folder (a symbolic link); not read, counted as on']);
+      assert.equal(r.off, false, 'a profiles/ the host cannot read counts as on');
+      // a profile's folder that is itself a link is not taken either
+      await fsp.rm(path.join(f.user, 'profiles'));
+      await fsp.mkdir(path.join(f.user, 'profiles'));
+      await fsp.symlink(path.join(layout.private, 'harness'), path.join(f.user, 'profiles', 'p2'));
+      const r2 = await readAiSettingsOnHost(layout);
+      assert.ok(!r2.checked.some((c) => c.includes('p2')), r2.checked.join(', '));
+      assert.equal(r2.off, true, r2.on.join('; '));
+    });
   });
 });
