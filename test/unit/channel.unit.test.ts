@@ -448,7 +448,7 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
         assert.equal(r.result.submitted, true);
         assert.equal(r.result.state.finished, 'submitted');
         assert.doesNotMatch(JSON.stringify(r.result), /verif|judge|score|E_clean|verdict|gap|met\b/i, 'no scores for the baseliner');
-        await assert.rejects(c.call('submit', {}), /already submitted/);
+        await assert.rejects(c.call('submit', {}), /submit refused: the session was submitted at /);
 
         const full = await host.lastSubmit();
         assert.equal(full?.verify?.ok, true, JSON.stringify(full?.verify));
