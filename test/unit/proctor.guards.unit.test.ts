@@ -11,6 +11,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ExpBenchError } from '../../src/core/errors';
 import { AI_OFF_SETTINGS } from '../../src/core/channel/aiSettings';
 import { SessionLayout } from '../../src/core/layout';
 import {
@@ -157,6 +158,19 @@ describe('proctored window guards (issue 26 item 6)', function () {
   });
 
   describe('the channel\'s seal (editorSocket.ts)', () => {
+    it('a folder named code-server.sock: re-serve refuses it with a clear error naming the path, and removes nothing', async () => {
+      const channel = path.join(tmp, 'channel-dir-sock');
+      await fsp.mkdir(path.join(channel, 'code-server.sock', 'inner'), { recursive: true });
+      const sock = new EditorSocket(channel);
+      await assert.rejects(sock.openForEditor(), (e: unknown) => {
+        assert.ok(e instanceof ExpBenchError && e.code === 'BAD_INPUT', String(e));
+        assert.equal(e.input, sock.path);
+        assert.match(e.message, /code-server\.sock: is a folder, not the editor's socket/);
+        assert.doesNotMatch(e.message, /EISDIR|SystemError/);
+        return true;
+      });
+      assert.ok((await fsp.lstat(path.join(sock.path, 'inner'))).isDirectory(), 'nothing removed');
+    });
     it('serves only the socket the editor made, in a folder only the host can change', async () => {
       const channel = path.join(tmp, 'channel');
       await fsp.mkdir(channel);
