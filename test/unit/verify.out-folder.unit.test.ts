@@ -83,6 +83,34 @@ describe('verify: the run\'s output folder is read as untrusted (real Docker)', 
   });
 });
 
+describe('verify: a tree-incomplete marker the script writes is not believed (real Docker)', function () {
+  this.timeout(300_000);
+  let docker: Docker;
+  let layout: SessionLayout;
+
+  before(async function () {
+    docker = await requireDocker(this);
+    layout = await makeSessionFolder();
+    // The script ran (its output is in the log), then forges the wrapper's marker of a cut tree
+    // and exits 125, as the wrapper does when it refuses to run: a failed run (E false) would
+    // become an interrupted one (E not verified, out of E, I·E and All·E).
+    fs.writeFileSync(layout.script, ['#!/bin/bash', 'echo "the script ran"', 'touch /tmp/.expbench/tree-incomplete', 'exit 125', ''].join('\n'));
+    await submit(layout, { design: 'd', conclusion: CONCLUSION });
+  });
+  after(async () => {
+    if (docker) await assertNoContainers(docker, [path.basename(layout.root)]);
+    fs.rmSync(layout.root, { recursive: true, force: true });
+  });
+
+  it('the host sent the whole tree: the run is the script\'s own exit 125 (E false), not "the clean tree did not arrive complete"', async () => {
+    const r = await runVerification(layout.root, { mode: 'clean', limits: { timeoutMs: 60_000 } });
+    assert.equal(r.exitCode, 125, JSON.stringify(r.error));
+    assert.equal(r.E_exit, false);
+    assert.doesNotMatch(r.error?.message ?? '', /did not arrive complete/);
+    assert.notEqual(r.status, 'error', `the record is the script's failed run: ${JSON.stringify(r.error)}`);
+  });
+});
+
 /** Runs the verifier, which refuses the run (CONTAINER_FAILED naming changed.tar), and returns the record it saved. */
 async function verifyRefused(layout: SessionLayout): Promise<VerificationRecord> {
   await assert.rejects(runVerification(layout.root, { mode: 'clean', limits: { timeoutMs: 60_000 } }),

@@ -38,6 +38,13 @@ export interface RunContext {
    * or sent in, and the container was killed for it): the record becomes an error with this one.
    */
   startFailure?: () => ExpBenchError | undefined;
+  /**
+   * Whether the host sent the whole clean tree into the container (clean mode). The wrapper's
+   * `tree-incomplete` marker is believed only when it did not: the script runs as the same user in
+   * the same out folder and could write the marker itself to turn its own failed run (E false) into
+   * an interrupted one (E not verified).
+   */
+  treeSent?: () => boolean;
 }
 
 /** How long to wait for the engine to come back to remove a container after losing it, ms. */
@@ -100,7 +107,11 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       exitCode = state.ExitCode;
       if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
       if (!killedBy && !failure) failure = ctx.startFailure?.();
-      if (!killedBy && !failure && record.mode === 'clean' && exitCode === 125 && await regularFileStat(path.join(ctx.paths.out, TREE_INCOMPLETE)) !== undefined) {
+      const incompleteMarked = record.mode === 'clean' && exitCode === 125 && await regularFileStat(path.join(ctx.paths.out, TREE_INCOMPLETE)) !== undefined;
+      if (incompleteMarked && ctx.treeSent?.() === true) {
+        logger.warn(`run ${record.runId}: a ${TREE_INCOMPLETE} marker with exit 125, though the host sent the whole clean tree: not believed (the script's own exit)`);
+      }
+      if (!killedBy && !failure && incompleteMarked && ctx.treeSent?.() !== true) {
         failure = new ExpBenchError('CONTAINER_FAILED', record.runId,
           'the clean tree did not arrive complete in the verify container (the verifier was stopped, or its connection cut, while copying it in): the run was interrupted and the script was not run; run the verifier again');
       }
