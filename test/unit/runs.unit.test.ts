@@ -7,6 +7,7 @@ import { conversationFromEvents } from '../../src/core/agent/history';
 import { agentBrief } from '../../src/core/agent/prompt';
 import { isExpBenchError } from '../../src/core/errors';
 import {
+  pinSpecPaths,
   createRunSet, foldRunSet, orchestrate, parseSpec, planRunSet, readRunSet, readSpec, RunSetLayout, RunSetLog, runSetStatus, selectTasks,
 } from '../../src/core/runs';
 import { wildcard } from '../../src/core/runs/wildcard';
@@ -54,6 +55,24 @@ describe('run sets (src/core/runs): spec, keys, state, planning; no engine neede
     bad(SPEC().replace('"version": 1', '"version": 2'), /run-set spec version 2 is not known \(this tool reads version 1\)/);
     bad('{ "version": 1, ', /not JSON \(with comments\): .* at line 1/);
     bad(SPEC(' "agents": [{"model": "m"}, {"model": "m"}],').replace(/"agent": \{[^}]*\},/, ''), /two agents are named m/);
+  });
+
+  it('`runs start` records the caller\'s datasets as absolute folders: a relative $EXPBENCH_DATASETS is read from the caller\'s folder, not the unit\'s', async () => {
+    const file = path.join(tmp, 'spec.jsonc');
+    await fsp.writeFile(file, SPEC().replace('"datasets": ["exp-bench"],', ''));
+    const { spec, text } = await readSpec(file);
+    assert.equal(spec.datasets, undefined);
+    const caller = path.join(tmp, 'caller');
+    await fsp.mkdir(caller);
+    const pinned = pinSpecPaths(spec, { EXPBENCH_DATASETS: path.join('..', 'exp-bench') }, caller);
+    assert.equal(pinned.datasets?.[0], dataset);
+    assert.ok(pinned.datasets!.every((d) => path.isAbsolute(d)), pinned.datasets!.join(', '));
+    assert.deepEqual(pinSpecPaths({ ...spec, datasets: ['/x'] }, { EXPBENCH_DATASETS: 'y' }, caller).datasets, ['/x'], 'the spec\'s own datasets win');
+    const dir = path.join(tmp, 'run');
+    await createRunSet(dir, pinned, text, file, (await planRunSet(pinned, { env: {} })).units);
+    const created = JSON.parse((await fsp.readFile(path.join(dir, 'runset.jsonl'), 'utf8')).split('\n')[0]) as { type: string; spec: { datasets: string[] } };
+    assert.equal(created.type, 'runset.created');
+    assert.equal(created.spec.datasets[0], dataset, 'the run set holds the absolute folder, whatever folder a unit runs in');
   });
 
   it('selects tasks by id, glob and split file (in order, each once); a selector that matches nothing is an error naming it', async () => {
