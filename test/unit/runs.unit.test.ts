@@ -75,6 +75,21 @@ describe('run sets (src/core/runs): spec, keys, state, planning; no engine neede
     assert.equal(created.spec.datasets[0], dataset, 'the run set holds the absolute folder, whatever folder a unit runs in');
   });
 
+  it('a spec that plans nothing says, per import input, which files it looked at and what each lacked', async () => {
+    const empty = path.join(tmp, 'only-readme');
+    const odd = path.join(tmp, 'odd');
+    await fsp.mkdir(empty); await fsp.mkdir(odd);
+    await fsp.writeFile(path.join(empty, 'README.md'), '# not a run\n');
+    await fsp.writeFile(path.join(odd, 'notes.json'), '{"hello": 1}');
+    const file = path.join(tmp, 'spec.jsonc');
+    await fsp.writeFile(file, SPEC().replace(/"agent": \{[^}]*\},/, `"import": {"from": ["only-readme", "odd"]},`));
+    const r = await cli(['runs', 'start', file, '--out', path.join(tmp, 'run')], { env: OFFLINE_ENV });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /not imported: only-readme: no file to read \(looked for \*\.json/);
+    assert.match(r.stderr, /not imported: odd: looked at 1 file\(s\), none is a run:\n {4}notes\.json: no known trajectory format/);
+    assert.match(r.stderr, /the spec plans no unit: no input gave a run/);
+  });
+
   it('selects tasks by id, glob and split file (in order, each once); a selector that matches nothing is an error naming it', async () => {
     const loaded = await loadDatasets([dataset]);
     const split = path.join(tmp, 'split.txt');

@@ -31,7 +31,7 @@ export function register(program: Command): void {
       const spec = pinSpecPaths(read.spec, process.env, process.cwd());
       const plan = await planRunSet(spec);
       for (const s of plan.skipped) process.stderr.write(`expbench: not imported: ${s.files.map((f) => path.basename(f)).join(', ')}: ${s.reason}\n`);
-      if (!plan.units.length) throw new ExpBenchError('BAD_INPUT', file, 'the spec plans no unit');
+      if (!plan.units.length) throw new ExpBenchError('BAD_INPUT', file, plan.skipped.length ? 'the spec plans no unit: no input gave a run (the reasons are above)' : 'the spec plans no unit');
       const made = await createRunSet(opts.out, spec, text, file, plan.units);
       process.stderr.write(made.created
         ? `expbench: run set ${made.view.name} (${made.view.id}) in ${path.resolve(opts.out)}: ${plural(made.view.units.length, 'unit')}\n`
