@@ -15,7 +15,7 @@ import type { SessionEvent } from '../../src/core/session/events';
 import { loadDatasets } from '../../src/core/tasks/loader';
 import { buildRunSetFixture, FIXTURE_TASKS, nextReply, unitScript } from '../harness/runSetFixture';
 import { cli, OFFLINE_ENV } from './cli.helpers';
-import { formatBoard, pickRows, TerminalBoard } from '../../src/cli/runsBoard';
+import { boardHeader, formatBoard, pickRows, TerminalBoard } from '../../src/cli/runsBoard';
 import { boardRows } from '../../src/core/runs/status';
 import { applyRecord } from '../../src/core/runs/fold';
 import { sampleTask } from './agent.fixtures';
@@ -88,6 +88,12 @@ describe('run sets (src/core/runs): spec, keys, state, planning; no engine neede
     assert.match(r.stderr, /not imported: only-readme: no file to read \(looked for \*\.json/);
     assert.match(r.stderr, /not imported: odd: looked at 1 file\(s\), none is a run:\n {4}notes\.json: no known trajectory format/);
     assert.match(r.stderr, /the spec plans no unit: no input gave a run/);
+  });
+
+  it('the board header counts units in the singular for one and in the plural otherwise, and names the failed state `failed`', () => {
+    const counts = { done: 0, running: 0, pending: 0, failed: 1, cancelled: 0 } as never;
+    assert.match(boardHeader({ name: 'n', id: 'i', counts, units: [{}] as never }), /^run set n \(i\): 1 unit: 0 done, 0 running, 0 pending, 1 failed, 0 cancelled$/);
+    assert.match(boardHeader({ name: 'n', id: 'i', counts, units: [{}, {}] as never }), /: 2 units: /);
   });
 
   it('selects tasks by id, glob and split file (in order, each once); a selector that matches nothing is an error naming it', async () => {
