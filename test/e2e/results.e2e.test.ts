@@ -151,6 +151,10 @@ describe('issue 29: results figures (end to end)', function () {
       await wb.page.locator('.tabs-container .tab', { hasText: 'Results' }).first().click();
       const frame = await wb.webviewFrame('Results');
       fs.cpSync(path.join(sessions, 'human-toycal'), path.join(sessions, 'human-toycal-2'), { recursive: true });
+      // another preparation, as a second baseliner's session is (a byte copy of one session is that
+      // session's copy, which report and the view count once: src/core/interop/collect.ts)
+      const manifest = path.join(sessions, 'human-toycal-2', 'private', 'manifest.json');
+      fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), createdAt: new Date().toISOString() }, null, 2));
       await frame.locator('#results-status', { hasText: /^7 judged runs/ }).waitFor({ timeout: 60_000 });
       const out = path.join(tmp, 'exported');
       // the view's own button, the folder typed into the dialog (code-server's: a path box in a quick input)
