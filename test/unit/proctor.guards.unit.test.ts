@@ -320,13 +320,16 @@ describe('proctored window guards (issue 26 item 6)', function () {
       assert.ok(!r.on.some((o) => o.includes('harness')), r.on.join('; '));
       assert.deepEqual(r.on, ['channel/editor/User/profiles: not a folder (a symbolic link); not read, counted as on']);
       assert.equal(r.off, false, 'a profiles/ the host cannot read counts as on');
-      // a profile's folder that is itself a link is not taken either
+      // a profile's folder that is itself a link is not read through either; the window follows it
+      // (its settings.json, AI on, is read by the editor), so it counts as on, as profiles/ does
       await fsp.rm(path.join(f.user, 'profiles'));
       await fsp.mkdir(path.join(f.user, 'profiles'));
       await fsp.symlink(path.join(layout.private, 'harness'), path.join(f.user, 'profiles', 'p2'));
       const r2 = await readAiSettingsOnHost(layout);
       assert.ok(!r2.checked.some((c) => c.includes('p2')), r2.checked.join(', '));
-      assert.equal(r2.off, true, r2.on.join('; '));
+      assert.ok(!r2.on.some((o) => o.includes('harness')), r2.on.join('; '));
+      assert.deepEqual(r2.on, ['channel/editor/User/profiles/p2: not a folder (a symbolic link); not read, counted as on']);
+      assert.equal(r2.off, false, 'a linked profile the window reads and the host does not counts as on');
     });
   });
 });

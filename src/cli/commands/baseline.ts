@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import { Command } from 'commander';
 import { startProctoredBaseline } from '../../core/flows/proctoredBaseline';
 import { requireTask } from '../datasets';
+import { holdClosedOutput } from '../output';
+import { STOP_SIGNALS } from '../signals';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
@@ -9,7 +11,8 @@ const collect = (v: string, acc: string[]) => [...acc, v];
  * `expbench baseline serve ID [--source URL|PATH] [--bind ADDR] --out DIR`: the proctored human
  * baseline (docs/proctored.md). Prepares the task into DIR (a prepared session there is reused),
  * serves a VS Code whose server runs inside the work container, and prints the link with its
- * session token on stdout; progress goes to stderr. Stays in the foreground; Ctrl-C stops the
+ * session token on stdout; progress goes to stderr. Stays in the foreground; Ctrl-C (or SIGTERM, or
+ * SIGHUP: the terminal closed) stops the
  * forwarder, the channel and the container (kept, so a later serve of DIR reattaches).
  */
 export function register(program: Command): void {
@@ -42,14 +45,16 @@ export function register(program: Command): void {
       await new Promise<void>((resolve) => {
         // A second Ctrl-C while stopping is answered, not left to kill node with the container running.
         let stopping = false;
-        const stop = () => {
+        // A closed terminal (SIGHUP) stops it too: node's default ended the process at once and left
+        // the container running with whatever the baseliner had started in it, watched by no one.
+        const stop = (sig: NodeJS.Signals) => {
+          if (sig === 'SIGHUP') holdClosedOutput();
           if (stopping) { process.stderr.write('expbench: still stopping the work container (files are kept)…\n'); return; }
           stopping = true;
           process.stderr.write('expbench: stopping the proctored window…\n');
           resolve();
         };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
+        for (const sig of STOP_SIGNALS) process.on(sig, stop);
       });
       await served.dispose();
     });

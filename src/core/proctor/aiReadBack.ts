@@ -41,10 +41,13 @@ export async function readAiSettingsOnHost(layout: SessionLayout): Promise<HostA
   const profilesDir = path.join(f.user, 'profiles');
   const profilesStat = await fsp.lstat(profilesDir).catch(() => undefined);
   if (profilesStat && !profilesStat.isDirectory()) on.push(`${relOf(profilesDir)}: not a folder (${profilesStat.isSymbolicLink() ? 'a symbolic link' : 'a special file'}); not read, counted as on`);
-  const profiles = profilesStat?.isDirectory()
-    ? (await fsp.readdir(profilesDir, { withFileTypes: true }).catch(() => []))
-      .filter((d) => d.isDirectory()).map((d) => path.join(profilesDir, d.name, 'settings.json')).sort()
-    : [];
+  // A profile's entry that is not a real folder (a link to a folder elsewhere, which the window
+  // follows and reads AI settings from; a special file) is not read through and counts as on.
+  const entries = profilesStat?.isDirectory() ? await fsp.readdir(profilesDir, { withFileTypes: true }).catch(() => []) : [];
+  for (const d of entries.filter((e) => !e.isDirectory()).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    on.push(`${relOf(path.join(profilesDir, d.name))}: not a folder (${d.isSymbolicLink() ? 'a symbolic link' : d.isFile() ? 'a file' : 'a special file'}); not read, counted as on`);
+  }
+  const profiles = entries.filter((d) => d.isDirectory()).map((d) => path.join(profilesDir, d.name, 'settings.json')).sort();
   // each file is read only from within its own folder: the profiles from User/, the workspace's from workspace/
   const withinOf = (file: string) => (isInside(f.user, file) ? f.user : isInside(layout.workspace, file) ? layout.workspace : path.dirname(file));
   const files = [

@@ -136,7 +136,7 @@ async function run755(dir: string): Promise<void> {
 export async function ensureProctoredContainer(docker: Docker, o: ProctoredContainerOptions): Promise<ProctoredContainer> {
   const layout = new SessionLayout(path.resolve(o.sessionDir));
   const session = path.basename(layout.root);
-  const user = await shareWorkspaceWithSolver(layout.workspace);
+  const user = await shareWorkspaceWithSolver(layout.workspace, { docker });
   assertNotHostUid(user, 'the proctored window');
   const binds = proctoredBinds(layout, o.editor);
   const name = workContainerName(session);

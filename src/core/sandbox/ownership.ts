@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
+import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { SOLVER_GID, SOLVER_UID } from './copy';
+import { withContainersPaused } from './pause';
 import { errorMessage } from '../util/errors';
 
 const run = promisify(execFile);
@@ -32,24 +34,36 @@ const logger = log('sandbox');
  * `acl`, installed by scripts/setup-apt.sh) or on a file system without ACLs this part is skipped
  * with a warning, and such new files are readable, not writable, by the solver.
  *
+ * The walk runs as this process (root on a server) over a tree the solver writes, with tools that
+ * follow the links of the paths they are given (`find -exec chmod g+s {}`, `setfacl`: a folder
+ * listed by find and then swapped for a link makes them change what the link names; coreutils
+ * before 9.5 has the same race in `chmod -R`). So it runs while every project container that
+ * mounts the workspace is held paused ({@link withContainersPaused}): a container that a dead
+ * serve left running, or any other that mounts the workspace, cannot change the tree under it.
+ *
  * Inside the image, git trusts every directory (`safe.directory=*`), so the solver's git works on a
  * workspace it does not own. Not applied on macOS/Windows, where Docker
  * Desktop maps ownership itself.
  * @returns the `User` to run the work container as: `solver` or `uid:gid`
- * @throws ExpBenchError BAD_INPUT naming the directory when it does not exist
+ * @param o.docker the engine whose containers are paused (default: the shared connection)
+ * @throws ExpBenchError BAD_INPUT naming the directory when it does not exist; CONTAINER_FAILED /
+ *   DOCKER_UNAVAILABLE when a container that mounts it cannot be paused (nothing was changed then)
  */
-export async function shareWorkspaceWithSolver(dir: string): Promise<string> {
+export async function shareWorkspaceWithSolver(dir: string, o: { docker?: Docker } = {}): Promise<string> {
   const st = await fs.promises.stat(dir).catch(() => undefined);
   if (!st?.isDirectory()) throw new ExpBenchError('BAD_INPUT', dir, 'the session workspace does not exist or is not a directory');
   if (process.platform !== 'linux' || st.uid === SOLVER_UID) return 'solver';
   try {
-    await run('chgrp', ['-R', String(SOLVER_GID), dir]);
-    await run('chmod', ['-R', 'g+rwX', dir]);
-    await run('find', [dir, '-type', 'd', '-exec', 'chmod', 'g+s', '{}', '+']);
-    await setDefaultAcls(dir);
+    await withContainersPaused(dir, 'sharing the workspace with the container user', async () => {
+      await run('chgrp', ['-R', String(SOLVER_GID), dir]);
+      await run('chmod', ['-R', 'g+rwX', dir]);
+      await run('find', [dir, '-type', 'd', '-exec', 'chmod', 'g+s', '{}', '+']);
+      await setDefaultAcls(dir);
+    }, o);
     logger.debug(`workspace ${dir} shared with group ${SOLVER_GID} (owner uid ${st.uid} kept)`);
     return 'solver';
   } catch (e) {
+    if (e instanceof ExpBenchError) throw e; // the pause was refused: nothing was walked
     if (st.uid === 0) {
       throw new ExpBenchError('SESSION_INVALID', dir, `the workspace is owned by root and could not be shared with the container user (uid ${SOLVER_UID}): ${errorMessage(e)}`, { cause: e });
     }

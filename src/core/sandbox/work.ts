@@ -70,7 +70,7 @@ export function workContainerName(session: string): string {
  */
 export async function createWorkContainer(docker: Docker, opts: WorkContainerOptions): Promise<Created> {
   const workspaceDir = path.resolve(opts.workspaceDir);
-  const user = await shareWorkspaceWithSolver(workspaceDir);
+  const user = await shareWorkspaceWithSolver(workspaceDir, { docker });
   if (opts.confined) assertNotHostUid(user, opts.confined);
   return createContainer(docker, {
     name: workContainerName(opts.session),
