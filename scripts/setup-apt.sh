@@ -8,9 +8,26 @@
 #   debootstrap       offline base image for sandbox/build-offline.sh
 #   git, build-essential, python3, pkg-config  real git and node-gyp rebuilds
 #   acl               setfacl: default ACLs so folders the researcher-mode editor (root) creates stay writable by the container user
+# Groups (arguments; none = all), so that scripts/start.sh starts what waits on each as soon as it is in:
+#   build    what code-server's native builds and the project's git need (small: first)
+#   image    the Docker engine and debootstrap (the sandbox image)
+#   browser  Chromium (only the e2e tier and screenshots need it: nothing in start.sh waits on it)
+# Two runs at once queue on dpkg's lock (apt-get waits for it) instead of failing.
 set -euo pipefail
 
-PACKAGES=(chromium libkrb5-dev ripgrep docker.io debootstrap git build-essential python3 pkg-config ca-certificates iproute2 iptables xz-utils acl)
+declare -A GROUP=(
+  [build]="git build-essential python3 pkg-config libkrb5-dev ripgrep ca-certificates acl"
+  [image]="docker.io debootstrap iproute2 iptables xz-utils"
+  [browser]="chromium"
+)
+groups=("$@")
+[[ ${#groups[@]} -gt 0 ]] || groups=(build image browser)
+PACKAGES=()
+for g in "${groups[@]}"; do
+  [[ -n "${GROUP[$g]:-}" ]] || { echo "setup-apt: unknown group: $g (build, image, browser)" >&2; exit 2; }
+  read -r -a more <<<"${GROUP[$g]}"
+  PACKAGES+=("${more[@]}")
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -30,6 +47,11 @@ if [[ "$(id -u)" -ne 0 ]]; then
   SUDO="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+LOCK=(-o DPkg::Lock::Timeout=900)
+# One `apt-get update` per boot of the package lists: a later group reuses lists younger than an hour.
+lists=/var/lib/apt/lists
+if [[ -z "$(find "$lists" -maxdepth 1 -name '*Packages*' -mmin -60 -print -quit 2>/dev/null)" ]]; then
+  $SUDO apt-get "${LOCK[@]}" update -q
+fi
+$SUDO apt-get "${LOCK[@]}" install -y -q --no-install-recommends "${missing[@]}"
 echo "setup-apt: done"

@@ -47,10 +47,12 @@ else
   step "npm install --ignore-scripts code-server@$VERSION"
   npm install --no-audit --no-fund --ignore-scripts --loglevel=error "code-server@$VERSION"
   cd "$VSCODE"
-  step "lib/vscode: npm install --omit=dev --ignore-scripts"
+  # The two installs are independent (extensions/ has its own package.json): they run at once.
+  step "lib/vscode and lib/vscode/extensions: npm install --omit=dev --ignore-scripts (at the same time)"
+  (cd extensions && npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error) &
+  ext=$!
   npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error
-  step "lib/vscode/extensions: npm install --omit=dev --ignore-scripts"
-  (cd extensions && npm install --no-audit --no-fund --omit=dev --ignore-scripts --loglevel=error)
+  wait "$ext" || { echo "setup-vscode: npm install in lib/vscode/extensions failed" >&2; exit 1; }
   touch "$DOWNLOADED"
 fi
 if (( DOWNLOAD_ONLY )); then
@@ -65,14 +67,18 @@ step "lib/vscode: ripgrep from Debian ($RG)"
 mkdir -p node_modules/@vscode/ripgrep/bin
 cp "$RG" node_modules/@vscode/ripgrep/bin/rg
 
-step "lib/vscode: npm rebuild kerberos node-pty @parcel/watcher @vscode/spdlog native-watchdog @vscode/deviceid"
+# The native builds: code-server's own argon2 at the same time as lib/vscode's modules, each
+# node-gyp build with as many compile jobs as there are cores (JOBS=max).
+export JOBS=max
+step "npm rebuild argon2 | lib/vscode: npm rebuild kerberos node-pty @parcel/watcher @vscode/spdlog native-watchdog @vscode/deviceid"
+(cd "$STAGE" && npm rebuild --loglevel=error argon2) &
+argon=$!
 # node-pty's post-install runs `npx node-gyp configure`: let npx fetch node-gyp from the npm registry.
 npm_config_yes=true npm rebuild --loglevel=error kerberos node-pty @parcel/watcher @vscode/spdlog native-watchdog @vscode/deviceid
 ln -sfn node_modules node_modules.asar
+wait "$argon" || { echo "setup-vscode: npm rebuild argon2 failed" >&2; exit 1; }
 
 cd "$STAGE"
-step "npm rebuild argon2"
-npm rebuild --loglevel=error argon2
 
 step "check: code-server --version"
 XDG_CONFIG_HOME="$STAGE/.xdg-config" node "$STAGE/node_modules/code-server/out/node/entry.js" --version

@@ -4,8 +4,9 @@
 # the bundled sample task as a session, starts code-server on loopback opened on it, prints the
 # local URL and stays in the foreground (Ctrl-C stops it).
 # What does not wait for something else runs at the same time (logs in .cache/start/logs/):
-#   apt packages | the project's npm packages | code-server's npm downloads
-#   then: Docker + the sandbox image | code-server's native builds | npm run package
+#   apt's build packages | the project's npm packages | code-server's npm downloads
+#   then: code-server's native builds | apt's Docker + debootstrap, then the sandbox image (and
+#   meanwhile apt's Chromium, which only the tests use) | npm run package
 # The URL is printed once code-server answers; the sandbox image (needed only when the session runs
 # something in its container) may still be building then: start.sh says when it is done.
 # Workspace Trust stays on: the session opens through its session window file (docs/trust.md), in
@@ -48,17 +49,23 @@ await() {
   exit 1
 }
 image() {
+  bash scripts/setup-apt.sh image
+  # Chromium (the e2e tier's browser) is installed while the image builds; nothing here waits for it.
+  bash scripts/setup-apt.sh browser >"$LOGS/apt-browser.log" 2>&1 &
+  local browser=$!
   if [[ -f scripts/setup-docker.sh ]]; then bash scripts/setup-docker.sh; else echo "scripts/setup-docker.sh missing: skipped"; fi
   if [[ -f sandbox/build-offline.sh ]]; then bash sandbox/build-offline.sh; else echo "sandbox/build-offline.sh missing: skipped"; fi
+  wait "$browser" || echo "apt's browser group failed (see .cache/start/logs/apt-browser.log): the window works; the e2e tier needs Chromium"
 }
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
-# 1. what needs only the network: Debian's packages, and the npm registry (node and npm are there)
-run apt bash scripts/setup-apt.sh
+# 1. what needs only the network: Debian's build packages (the small group), and the npm registry
+run apt bash scripts/setup-apt.sh build
 run npm bash scripts/npm-deps.sh
 run code-server-download bash scripts/setup-vscode.sh --download-only
 await apt
-# 2. what needs the Debian packages: Docker and the image (debootstrap), code-server's native builds
+# 2. what needs the build packages: code-server's native builds; then apt's other groups, Docker
+#    and the image (debootstrap), which the URL does not wait for
 run image image
 await code-server-download
 run code-server bash scripts/setup-vscode.sh

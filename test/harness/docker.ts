@@ -11,6 +11,7 @@ import * as assert from 'node:assert/strict';
 import type Docker from 'dockerode';
 import { isExpBenchError } from '../../src/core/errors';
 import { DEFAULT_IMAGE, buildOfflineImage, connectDocker, ensureEngine, ensureImage, listProjectContainers } from '../../src/core/sandbox';
+import { verifyRemovalsSettled } from '../../src/core/verify';
 
 /** True when running in CI, where Docker tests must not be skipped. */
 export const inCI = process.env.CI === 'true';
@@ -55,10 +56,12 @@ export async function ensureTestImage(image = DEFAULT_IMAGE): Promise<void> {
 }
 
 /**
- * Asserts that no container labelled with one of `sessions` exists (any state), i.e.
+ * Asserts that no container labelled with one of `sessions` exists (any state) once this process's
+ * verify container removals have settled (src/core/verify/finish.ts `verifyRemovalsSettled`), i.e.
  * `docker ps -a --filter label=expbench.session=<s>` is empty for each.
  */
 export async function assertNoContainers(docker: Docker, sessions: Iterable<string>): Promise<void> {
+  await verifyRemovalsSettled(); // a verification returns once its record is final; its container's removal may end just after
   const left: string[] = [];
   for (const session of sessions) {
     for (const c of await listProjectContainers(docker, { session })) left.push(`${c.Id.slice(0, 12)} (${session}, ${c.State})`);

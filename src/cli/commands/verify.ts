@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ExpBenchError } from '../../core/errors';
 import { EventLog } from '../../core/session/events';
 import { SessionLayout } from '../../core/layout';
-import { collectOrReattach, LogLine, MAX_TIMEOUT_MS, MIN_LOG_CAP_BYTES, runVerification, summary, VerificationRecord, VerifyLimits } from '../../core/verify';
+import { collectOrReattach, LogLine, MAX_TIMEOUT_MS, MIN_LOG_CAP_BYTES, runVerification, summary, VerificationRecord, VerifyLimits, verifyRemovalsSettled } from '../../core/verify';
 import { recordedVerifyOptions } from '../../core/flows/prepareTask';
 import { printJson } from '../output';
 import { cancelOnStopSignals } from '../signals';
@@ -112,6 +112,8 @@ export function register(program: Command): void {
         const passed = (record.mode === 'clean' ? record.E_clean : record.E_exit) && (record.E_claims.allProduced ?? record.E_claims.allFound);
         process.exitCode = opts.check && !passed ? 3 : 0;
       } finally {
+        // The result is printed; the container's removal may still be under way (after an exit 0): it ends before the command does.
+        await verifyRemovalsSettled();
         controller.dispose();
       }
     });

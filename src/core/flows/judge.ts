@@ -24,12 +24,15 @@ export interface JudgeFlowResult {
  * Judges one session (src/core/judge/session.ts `recordJudgement`: the LLM judge with an endpoint,
  * the heuristic pre-judge without) and writes the harness-format judge file in `private/harness/`
  * (src/core/interop/harnessOut.ts), except when an attempt with harness errors left the last good
- * `latest.json` in place (then the harness file, which repeats it, stays too).
+ * `latest.json` in place (then the harness file, which repeats it, stays too). The harness file is
+ * written at the same time as the record's files.
  * @throws what `recordJudgement` throws
  */
 export async function judgeSession(sessionDir: string, opts: JudgeSessionOptions): Promise<JudgeFlowResult> {
-  const { record, file, input, failedFile, keptLatest } = await recordJudgement(sessionDir, opts);
-  const harnessFile = keptLatest ? undefined : await writeHarnessJudge(new SessionLayout(path.resolve(sessionDir)), record, { answers: input.answers, patch: input.patch });
+  const layout = new SessionLayout(path.resolve(sessionDir));
+  // The harness file is written together with the record's own files (their fsyncs overlap).
+  const { record, file, failedFile, keptLatest, alongside: harnessFile } = await recordJudgement(sessionDir, opts,
+    (r, input) => writeHarnessJudge(layout, r, { answers: input.answers, patch: input.patch }));
   return { record, file, keptLatest, ...(harnessFile ? { harnessFile } : {}), ...(failedFile ? { failedFile } : {}) };
 }
 

@@ -75,14 +75,19 @@ export function toHarnessJudge(r: JudgeRecord): HarnessJudgeJson {
  */
 export async function writeHarnessJudge(layout: SessionLayout, r: JudgeRecord, inputs?: { answers?: unknown; patch?: string }): Promise<string> {
   const file = path.join(layout.harness, harnessJudgeName(r.kind));
-  await writeJsonAtomic(file, toHarnessJudge(r));
   const answersFile = path.join(layout.harness, HARNESS_FILES.answers);
-  if (inputs?.answers !== undefined && !(await present(answersFile))) await writeJsonAtomic(answersFile, inputs.answers);
   const patchFile = path.join(layout.harness, HARNESS_FILES.patch);
-  if (inputs?.patch !== undefined && !(await present(patchFile))) {
-    await fsp.mkdir(layout.harness, { recursive: true });
-    await fsp.writeFile(patchFile, inputs.patch);
-  }
+  // Three independent files: written at the same time (each atomic write waits for its fsyncs).
+  await Promise.all([
+    writeJsonAtomic(file, toHarnessJudge(r)),
+    (async () => { if (inputs?.answers !== undefined && !(await present(answersFile))) await writeJsonAtomic(answersFile, inputs.answers); })(),
+    (async () => {
+      if (inputs?.patch !== undefined && !(await present(patchFile))) {
+        await fsp.mkdir(layout.harness, { recursive: true });
+        await fsp.writeFile(patchFile, inputs.patch);
+      }
+    })(),
+  ]);
   return file;
 }
 

@@ -50,7 +50,15 @@ export interface JudgeSessionResult {
   failedFile?: string;
   /** True when `latest.json` was left as it was: the record has harness errors and the one there has none (the last good record). */
   keptLatest: boolean;
+  /** What the `alongside` writer of {@link recordJudgement} returned (undefined when it did not run: `keptLatest`). */
+  alongside?: string;
 }
+
+/**
+ * A writer of more files from a judgement (the harness-format judge file, src/core/flows/judge.ts),
+ * run together with the record's own writes when `latest.json` is replaced; returns what it wrote.
+ */
+export type AlongsideWriter = (record: JudgeRecord, input: JudgeInput) => Promise<string>;
 
 /**
  * Judges one session: reads its manifest, answers, patch, verification record and event log,
@@ -59,12 +67,13 @@ export interface JudgeSessionResult {
  * errors (an endpoint that failed, answers that stayed invalid) is also written to
  * `private/judge/failed-<time>-<kind>.json`, and does not replace a `latest.json` without harness
  * errors: the last good record is kept. The harness-format judge file is written by the flow
- * around it (src/core/flows/judge.ts).
+ * around it (src/core/flows/judge.ts), through `alongside`: with the record's files, their fsyncs
+ * overlapping (one after the other they were most of a heuristic judgement's time).
  *
  * @throws ExpBenchError SESSION_INVALID (no/bad manifest), BAD_INPUT (task id differs from the
  *   manifest's, answers.json not of the harness form, no patch), BUDGET_EXCEEDED, CANCELLED.
  */
-export async function recordJudgement(sessionDir: string, opts: JudgeSessionOptions): Promise<JudgeSessionResult> {
+export async function recordJudgement(sessionDir: string, opts: JudgeSessionOptions, alongside?: AlongsideWriter): Promise<JudgeSessionResult> {
   const layout = new SessionLayout(path.resolve(sessionDir));
   const input = await readJudgeInput(layout, opts);
   let record: JudgeRecord;
@@ -89,13 +98,14 @@ export async function recordJudgement(sessionDir: string, opts: JudgeSessionOpti
   const keptLatest = previous !== undefined && previous.harnessErrors.length === 0;
   const failedFile = failed ? path.join(layout.judge, `failed-${stamp}-${record.kind}.json`) : undefined;
   // Independent files, each written atomically; their fsyncs overlap.
-  await Promise.all([
+  const [written] = await Promise.all([
+    keptLatest || !alongside ? undefined : alongside(record, input),
     writeJsonAtomic(path.join(layout.judge, 'runs', `${stamp}-${record.kind}.json`), record),
     ...(keptLatest ? [] : [writeJsonAtomic(file, record)]),
     ...(failedFile ? [writeJsonAtomic(failedFile, record)] : []),
   ]);
   logger.info(`${record.taskId}: ${record.kind} judgement written to ${keptLatest ? `${failedFile} (latest.json keeps the last good record)` : file} (${record.ledger.totals.calls} calls, ${record.ledger.totals.cachedCalls} cached)`);
-  return { record, file, input, ...(failedFile ? { failedFile } : {}), keptLatest };
+  return { record, file, input, ...(failedFile ? { failedFile } : {}), keptLatest, ...(written !== undefined ? { alongside: written } : {}) };
 }
 
 /** Reads `private/judge/latest.json`; undefined when absent. @throws BAD_INPUT when it is not a judge record. */

@@ -47,6 +47,22 @@ export interface RunContext {
   treeSent?: () => boolean;
 }
 
+/**
+ * Removals of verify containers still under way after their run's result was returned (see
+ * {@link watchToEnd}): each settles (never rejects) once its container is removed or the removal gave up.
+ */
+const pendingRemovals = new Set<Promise<unknown>>();
+
+/**
+ * Resolves once every verify container removal this process started has settled (a removal that
+ * fails is logged and left to the orphan sweep of the next run). A host awaits it before it exits:
+ * the CLI's `verify` does before its exit, and a process that simply ends waits for it anyway (the
+ * engine request keeps Node.js running). Never rejects.
+ */
+export async function verifyRemovalsSettled(): Promise<void> {
+  while (pendingRemovals.size > 0) await Promise.all([...pendingRemovals]);
+}
+
 /** How long to wait for the engine to come back to remove a container after losing it, ms. */
 export const REMOVE_RETRY_MS = 20_000;
 
@@ -69,8 +85,10 @@ export function setupLimitMs(limits: { timeoutMs: number }): number {
  * as the wrapper's `start` marker in the output folder, + `limits.timeoutMs`; the setup before it
  * has {@link setupLimitMs}) or when `signal` fires; then collects the changed files, runs the claims
  * check, saves the final record (and `latest.json`), appends a `verify.finished` event (when
- * `ctx.events` is given) and removes
- * the container (on every path).
+ * `ctx.events` is given) and removes the container (on every path). The removal starts as soon as
+ * the container's state is read and runs while the record is written; the record waits for it
+ * unless the script exited 0 by itself (then the removal's outcome cannot change the result, and
+ * it may still be under way when the record is returned: {@link verifyRemovalsSettled}).
  * @returns the final record
  * @throws ExpBenchError CANCELLED after saving when `signal` fired; DOCKER_UNAVAILABLE (or
  *   CONTAINER_FAILED) after saving an error record when the engine failed mid-run.
@@ -95,6 +113,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   let removal: Promise<'removed' | 'gone' | 'failed'> | undefined;
   let exitedAt: string | undefined;
   let cleanup: Promise<unknown> | undefined;
+  let background = false;
   try {
     try {
       const exitedInfo = await exited(container, ctx.drained);
@@ -190,7 +209,12 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     });
     let final = finalRecord();
     await save(final);
-    if ((await removal) === 'gone' && !failure) {
+    // An exit 0 is the script's own end: nobody removed the container under it (a removal from
+    // outside kills it first: exit 137), so whether the removal below finds it cannot change the
+    // result, and the result is returned without waiting for it. Any other end waits: a container
+    // already removed by someone else means the run was interfered with (an error, not a result).
+    background = exitCode === 0 && !failure && !killedBy;
+    if (!background && (await removal) === 'gone' && !failure) {
       failure = disappeared(container.id);
       exitCode = null;
       final = finalRecord();
@@ -205,7 +229,14 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     if (killedBy === 'cancel') throw cancelled(`verification ${record.runId}`);
     return final;
   } finally {
-    await Promise.all([removal, cleanup]);
+    if (background) {
+      const pending = removal.then(() => undefined, () => undefined);
+      pendingRemovals.add(pending);
+      void pending.then(() => pendingRemovals.delete(pending));
+      await cleanup;
+    } else {
+      await Promise.all([removal, cleanup]);
+    }
   }
 }
 

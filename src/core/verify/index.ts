@@ -4,7 +4,7 @@
  */
 
 export { checkClaims, extractClaims } from './claims';
-export { summary } from './finish';
+export { summary, verifyRemovalsSettled } from './finish';
 export { claimsStatus } from './sessionClaims';
 export type { SessionClaimsStatus } from './sessionClaims';
 export { lintScript } from './lint';

@@ -89,7 +89,9 @@ export interface VerifyOptions {
  * really still running).
  *
  * A record with status `running` and the container id is saved before the container starts, so a
- * reloaded window can reattach ({@link collectOrReattach}). The container is removed on every path.
+ * reloaded window can reattach ({@link collectOrReattach}). The container is removed on every path;
+ * after a script's own exit 0 its removal may still be under way when the record is returned
+ * (the record is final then): a host that exits awaits {@link verifyRemovalsSettled} first.
  *
  * The time limit counts from the moment the script starts: building the clean tree and copying it
  * in do not count (they have their own limit, {@link setupLimitMs}).
@@ -161,6 +163,13 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     ? startTree(layout.workspace, { signal: opts.signal, proceed, input: inputP }, status, (dir) => { tree = dir; })
     : undefined;
   let mounted: string | undefined;
+  // The output (and, in clean mode, the input the tree goes through) is attached as soon as the
+  // container exists, while the rest of the engine side and the `running` record go on.
+  let attachP: Promise<NodeJS.ReadWriteStream> | undefined;
+  let attached: NodeJS.ReadWriteStream | undefined;
+  // Housekeeping that no run waits for (verify containers and temp folders left by crashed runs):
+  // it goes on during this run and is awaited before returning.
+  let housekeeping: Promise<unknown> | undefined;
   try {
     if (mode === 'harness') {
       if ((await inputP).record.from === 'frozen') {
@@ -208,11 +217,17 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
               extraLabels: { [LABEL_OWNER]: ownerToken() },
             });
             containerId = c.id;
+            attachP = c.container.attach({ stream: true, stdout: true, stderr: true, ...(mode === 'clean' ? { stdin: true, hijack: true } : {}) })
+              .then((s) => { attached = s; return s; })
+              .catch((e: unknown) => { throw dockerError(e, c.id.slice(0, 12), 'attaching to the verify container', docker); });
+            attachP.catch(() => undefined); // awaited below, or not needed (a failure elsewhere)
             return c;
           })(),
+        ] as const);
+        housekeeping = Promise.all([
           removeOrphans(docker, (_session, info) => keepVerifyContainer(docker, info)),
           sweepDeadOwners(os.tmpdir(), VERIFY_TEMP),
-        ] as const);
+        ]).catch((e: unknown) => logger.warn(`the sweep of earlier runs' leftovers failed: ${errorMessage(e)}`));
         return { imageInfo, created };
       })(),
       // The frozen submission's script from its tree; an unsubmitted session's from the workspace,
@@ -237,13 +252,9 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
       ...(mounts.length ? { mounts: mounts.map((m) => ({ host: m.host, container: m.container })) } : {}),
       ...(setup.length ? { setup: { commands: setup, failed: false } } : {}),
     };
-    // In parallel: the output (and, in clean mode, the input the tree goes through) is attached,
-    // the `running` record is saved.
-    let attached: NodeJS.ReadWriteStream | undefined;
+    // In parallel: the attach made at creation completes, the `running` record is saved.
     const [stream] = await allSettledOrThrow([
-      created.container.attach({ stream: true, stdout: true, stderr: true, ...(mode === 'clean' ? { stdin: true, hijack: true } : {}) })
-        .then((s) => { attached = s; return s; })
-        .catch((e: unknown) => { throw dockerError(e, created.id.slice(0, 12), 'attaching to the verify container', docker); }),
+      attachP!,
       logs.open().then(() => saveRecord(layout, record)).catch((e: unknown) => { throw asVerifyError(e, layout.root); }),
     ] as const).catch(async (e: unknown) => {
       // The `running` record may be saved already: replace it with the error. An attached stream
@@ -314,7 +325,10 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     }
   } finally {
     release(false);
+    // A hijacked attach of a run that never got to its watcher would keep the process alive.
+    if (!watching) void attachP?.then((s) => (s as unknown as { destroy?: () => void }).destroy?.(), () => undefined);
     await treeJob?.built.catch(() => undefined);
+    await housekeeping;
     if (tree) await removeTree(tree);
     if (containerId) await removeWithRetry(docker, containerId);
     if (!watching) await fsp.rm(outDir, { recursive: true, force: true });
