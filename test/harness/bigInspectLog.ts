@@ -29,6 +29,8 @@ export interface BigEvalOptions {
   mb?: number;
   /** Words of each text: [reasoning, reply, tool result, exec output]; default [60, 40, 120, 120]. */
   words?: [number, number, number, number];
+  /** A text appended to the first round's tool result (a secret, to test that it is redacted once). */
+  firstResult?: string;
 }
 
 export interface BigEval {
@@ -71,7 +73,7 @@ export async function makeInspectEval(file: string, o: BigEvalOptions): Promise<
     input_tokens += u.input_tokens; output_tokens += u.output_tokens; cache += u.input_tokens_cache_read; total += u.total_tokens;
     push({ event: 'model', span_id: 'g', timestamp: iso(), model: 'openai/bench', input: [], output: { model: 'openai/bench', choices: [{ message: { role: 'assistant', content: [{ type: 'reasoning', reasoning: words(wr) }, { type: 'text', text: words(wt) }], tool_calls: [{ id, function: 'bash', arguments: { cmd } }] } }], usage: u } });
     push({ event: 'span_begin', id: span, parent_id: 'g', type: 'tool', name: 'bash', timestamp: iso() });
-    push({ event: 'tool', span_id: 'g', id, function: 'bash', arguments: { cmd }, result: words(wo), timestamp: iso() });
+    push({ event: 'tool', span_id: 'g', id, function: 'bash', arguments: { cmd }, result: words(wo) + (k === 0 && o.firstResult ? ` ${o.firstResult}` : ''), timestamp: iso() });
     push({ event: 'sandbox', span_id: span, action: 'exec', cmd: `bash -c '${cmd}'`, result: 0, output: words(wx), timestamp: iso() });
     push({ event: 'span_end', id: span, timestamp: iso() });
     made++;
