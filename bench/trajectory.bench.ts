@@ -28,7 +28,7 @@ import { openZip } from '../src/core/trajectory/zip';
 const SOURCE = path.resolve(__dirname, '../../../shared/data/trajectories/inspect-eval/UKGovernmentBEIS__inspect_ai/log_message_deduplication.eval');
 const TARGET_EVENTS = 100_000;
 
-interface ChildResult { ms: number; cpuMs: number; maxRssKb: number; samples: number; events: number; steps?: number }
+export interface ChildResult { ms: number; cpuMs: number; maxRssKb: number; samples: number; events: number; steps?: number; headMs?: number; headSteps?: number }
 
 async function makeEval(dir: string): Promise<{ file: string; samples: number; events: number; jsonBytes: number; largest: number }> {
   const z = await openZip(SOURCE);
@@ -78,7 +78,7 @@ async function child(mode: string, file: string): Promise<ChildResult> {
   const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()); }, 5);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  let samples = 0; let events = 0; let steps = 0;
+  let samples = 0; let events = 0; let steps = 0; let headMs: number | undefined; let headSteps: number | undefined;
   if (mode === 'baseline-eval') {
     const z = await openZip(file);
     for (const e of z.entries) {
@@ -87,7 +87,8 @@ async function child(mode: string, file: string): Promise<ChildResult> {
     }
     z.close();
   } else if (mode === 'import') {
-    await importFiles([file], (t) => { samples++; events += t.sourceEvents; steps += t.steps.length; });
+    // with a head, as the viewer imports (ImportContext.head: the first events of a large sample first)
+    await importFiles([file], (t) => { samples++; events += t.sourceEvents; steps += t.steps.length; }, { onHead: (t) => { if (headMs === undefined) { headMs = performance.now() - t0; headSteps = t.steps.length; } } });
   } else if (mode === 'floor-json') {
     const p = chain([createReadStream(file), parser(), pick({ filter: 'samples' }), streamArray()]);
     for await (const item of p as AsyncIterable<{ value: { events: unknown[] } }>) { samples++; events += item.value.events.length; }
@@ -99,10 +100,10 @@ async function child(mode: string, file: string): Promise<ChildResult> {
   const ms = performance.now() - t0;
   clearInterval(timer);
   peak = Math.max(peak, process.memoryUsage.rss());
-  return { ms, cpuMs: (c.user + c.system) / 1000, maxRssKb: peak / 1024, samples, events, ...(mode === 'import' ? { steps } : {}) };
+  return { ms, cpuMs: (c.user + c.system) / 1000, maxRssKb: peak / 1024, samples, events, ...(mode === 'import' ? { steps } : {}), ...(headMs !== undefined ? { headMs, headSteps } : {}) };
 }
 
-function spawnChild(mode: string, file: string): Promise<ChildResult> {
+export function spawnChild(mode: string, file: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [__filename, '--child', mode, file], { maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`${mode}: ${stderr || err.message}`));

@@ -23,9 +23,10 @@ import { importFiles } from '../src/core/trajectory/import';
 import { importOwnEvents } from '../src/core/trajectory/own';
 import type { Trajectory } from '../src/core/trajectory/types';
 import { Timeline } from '../src/core/viewer/timeline';
-import * as yazl from 'yazl';
+import { makeInspectEval } from '../test/harness/bigInspectLog';
 import { execFile } from 'node:child_process';
 import { chromium, type ChromiumFigures } from './viewerChromium';
+import { spawnChild, type ChildResult } from './trajectory.bench';
 import { HEAD_LINES, header, stepDetail, viewRows } from '../src/extension/trajectory/viewer/detail';
 import { TrajHostMessageSchema, type TrajHostMessage } from '../src/protocol/trajectory';
 
@@ -72,40 +73,9 @@ export async function makeEvents(file: string, count = STEPS): Promise<number> {
   return steps;
 }
 
-/**
- * A one-sample Inspect `.eval` of about `mb` MB (deflated) whose events are a react agent's: a
- * model call (reply, a tool call, usage with cache reads), the tool call in its span with its
- * sandbox exec, over and over, with varied words (so it does not compress to nothing).
- */
+/** A one-sample Inspect `.eval` of about `mb` MB (deflated): test/harness/bigInspectLog.ts. */
 export async function makeEval(file: string, mb: number): Promise<{ events: number; jsonBytes: number }> {
-  const r = rng(30);
-  const words = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)] + (r() < 0.3 ? String(Math.floor(r() * 1000)) : '')).join(' ');
-  const events: unknown[] = [{ event: 'span_begin', id: 'init', type: 'init', name: 'init', timestamp: '2026-01-01T00:00:00Z' }, { event: 'sample_init', span_id: 'init', timestamp: '2026-01-01T00:00:00Z', sample: { input: words(80), target: 'x' } }, { event: 'span_end', id: 'init' }, { event: 'span_begin', id: 'solvers', type: 'solvers', name: 'solvers' }, { event: 'span_begin', id: 'g', parent_id: 'solvers', type: 'solver', name: 'react' }];
-  let bytes = 0; let k = 0;
-  const target = mb * 1e6 * 3.2; // deflate keeps about 1/3 of such text
-  let t = Date.parse('2026-01-01T00:00:01Z');
-  while (bytes < target) {
-    const iso = () => new Date((t += 1000)).toISOString();
-    const id = `c${k}`; const span = `t${k}`;
-    const cmd = `python train.py --seed ${k % 97} --lr 0.0${k % 9}`;
-    const evs = [
-      { event: 'model', span_id: 'g', timestamp: iso(), model: 'openai/bench', input: [], output: { model: 'openai/bench', choices: [{ message: { role: 'assistant', content: [{ type: 'reasoning', reasoning: words(60) }, { type: 'text', text: words(40) }], tool_calls: [{ id, function: 'bash', arguments: { cmd } }] } }], usage: { input_tokens: 1000 + k, output_tokens: 200, input_tokens_cache_read: 5000, total_tokens: 6200 + k } } },
-      { event: 'span_begin', id: span, parent_id: 'g', type: 'tool', name: 'bash', timestamp: iso() },
-      { event: 'tool', span_id: 'g', id, function: 'bash', arguments: { cmd }, result: words(120), timestamp: iso() },
-      { event: 'sandbox', span_id: span, action: 'exec', cmd: `bash -c '${cmd}'`, result: 0, output: words(120), timestamp: iso() },
-      { event: 'span_end', id: span },
-    ];
-    for (const e of evs) { bytes += JSON.stringify(e).length; events.push(e); }
-    k++;
-  }
-  events.push({ event: 'span_end', id: 'g' }, { event: 'span_end', id: 'solvers' });
-  const sample = JSON.stringify({ id: 'bench', epoch: 1, input: words(80), target: 'x', events, scores: { s: { value: 'C' } }, model_usage: {} });
-  const zip = new yazl.ZipFile();
-  zip.addBuffer(Buffer.from(sample), 'samples/bench_epoch_1.json', { compress: true });
-  zip.addBuffer(Buffer.from(JSON.stringify({ version: 2, status: 'success', eval: { task: 'bench', model: 'openai/bench' } })), 'header.json');
-  zip.end();
-  await new Promise<void>((resolve, reject) => { zip.outputStream.pipe(createWriteStream(file)).on('close', resolve).on('error', reject); });
-  return { events: events.length, jsonBytes: sample.length };
+  return makeInspectEval(file, { mb });
 }
 
 /** One child run of trajectory.bench.ts's `--child` modes (`baseline-eval`: unzip + decompress + JSON.parse; `import`): wall ms. */
@@ -116,6 +86,11 @@ function child(mode: string, file: string): Promise<number> {
       resolve((JSON.parse(stdout.trim().split('\n').pop()!) as { ms: number }).ms);
     });
   });
+}
+
+/** `uptime`'s load averages (1, 5, 15 minutes). */
+async function loadNow(): Promise<string> {
+  return (await fsp.readFile('/proc/loadavg', 'utf8').catch(() => '?')).split(' ').slice(0, 3).join(' ');
 }
 
 /** Serialise as postMessage does (structured clone ≈ JSON) and validate as the webview does. */
@@ -200,7 +175,7 @@ export async function run(): Promise<Record<string, number>> {
       moveP50Ms: pct(moves, 0.5), moveP90Ms: pct(moves, 0.9), moveMaxMs: Math.max(...moves),
       searchIndexMs: indexMs, searchMedianMs: median(searches), searchMaxMs: Math.max(...searches), searchHits: hits,
     };
-    const load = (await fsp.readFile('/proc/loadavg', 'utf8').catch(() => '?')).split(' ').slice(0, 3).join(' ');
+    const load = await loadNow();
     console.log(`viewer: ${res.steps} steps, ${res.fileMB.toFixed(0)} MB events.jsonl; load average ${load} on ${os.cpus().length} CPUs; medians of ${RUNS}`);
     console.log(`  baseline read + JSON.parse of every line ${base.toFixed(0)} ms; import ${res.importMs.toFixed(0)} ms (${(res.importMs / base).toFixed(2)}× the baseline)`);
     console.log(`  first rows after open, import included (progressive: the first ${HEAD_LINES} lines imported, header + first page posted): ${res.firstRowsProgressiveMs.toFixed(0)} ms (target ≤ 1000 ms)`);
@@ -217,6 +192,18 @@ export async function run(): Promise<Record<string, number>> {
     const importRatio = median(im) / median(bl);
     console.log(`  a ${evalMB.toFixed(1)} MB Inspect .eval (${ev.events} events, ${(ev.jsonBytes / 1e6).toFixed(0)} MB of JSON): unzip + decompress + JSON.parse ${median(bl).toFixed(0)} ms, the whole import ${median(im).toFixed(0)} ms: ${importRatio.toFixed(2)}× (target ≤ 1.5×)`);
     const out: Record<string, number> = { ...res, evalMB, evalBaselineMs: median(bl), evalImportMs: median(im), importRatio };
+
+    // a 100,000-step Inspect .eval (one sample): the head the viewer shows first, and the whole import, against unzip + decompress + JSON.parse
+    const bigEval = path.join(dir, 'react-100k-steps.eval');
+    const big = await makeInspectEval(bigEval, { steps: STEPS, words: [30, 20, 40, 40] });
+    const bb: ChildResult[] = []; const bi: ChildResult[] = []; const loads: string[] = [];
+    for (let i = 0; i < 3; i++) { loads.push(await loadNow()); bb.push(await spawnChild('baseline-eval', bigEval)); bi.push(await spawnChild('import', bigEval)); }
+    if (bi[0].steps !== STEPS) throw new Error(`the 100,000-step log imported as ${bi[0].steps} steps`);
+    const m = (xs: ChildResult[], k: 'ms' | 'cpuMs' | 'headMs') => median(xs.map((x) => x[k] ?? NaN));
+    console.log(`  a ${((await fsp.stat(bigEval)).size / 1e6).toFixed(1)} MB Inspect .eval of ${STEPS} steps (${big.events} events, ${(big.jsonBytes / 1e6).toFixed(0)} MB of JSON), medians of 3, load average before each run ${loads.join(' / ')}:`);
+    console.log(`    unzip + decompress + JSON.parse ${m(bb, 'ms').toFixed(0)} ms (CPU ${m(bb, 'cpuMs').toFixed(0)} ms); the head (first ${bi[0].headSteps} steps, what the viewer shows first) at ${m(bi, 'headMs').toFixed(0)} ms (${(m(bi, 'headMs') / m(bb, 'ms')).toFixed(2)}× the parse); the whole import ${m(bi, 'ms').toFixed(0)} ms (${(m(bi, 'ms') / m(bb, 'ms')).toFixed(2)}×; CPU ${m(bi, 'cpuMs').toFixed(0)} ms, ${(m(bi, 'cpuMs') / m(bb, 'cpuMs')).toFixed(2)}×)`);
+    Object.assign(out, { big100kBaselineMs: m(bb, 'ms'), big100kHeadMs: m(bi, 'headMs'), big100kImportMs: m(bi, 'ms'), big100kRatio: m(bi, 'ms') / m(bb, 'ms'), big100kCpuRatio: m(bi, 'cpuMs') / m(bb, 'cpuMs') });
+    await fsp.rm(bigEval, { force: true });
 
     // in Chromium through code-server: first rows after the command, and the step move
     if (process.env.BENCH_VIEWER_CHROMIUM !== '0') {

@@ -37,13 +37,24 @@ export function phaseHint(s: NewStep): Phase | undefined {
  * (secrets redacted, lone surrogates replaced, each counted; a problem names what was found).
  */
 export function finishTrajectory(b: TrajectoryBuilder): Trajectory {
+  const g = finishing(b);
+  for (;;) { const r = g.next(); if (r.done) return r.value; }
+}
+
+/** Steps finished between two yields of {@link finishing}. */
+const STEPS_PER_TURN = 256;
+
+/** {@link finishTrajectory} as a generator that yields (nothing) every {@link STEPS_PER_TURN} steps, for a caller that gives the event loop turns. */
+export function* finishing(b: TrajectoryBuilder): Generator<void, Trajectory> {
   const san = new Sanitizer();
   const raw = b.steps;
   const firstMs = raw.find((s) => s.time)?.time?.ms;
   let phase: Phase = 'design';
   let lastAction = -1;
   raw.forEach((s, i) => { if ((s.action || s.edits?.length) && !s.stage && !s.purpose) lastAction = i; });
-  const steps: Step[] = raw.map((s, i) => {
+  const steps: Step[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const s = raw[i];
     if (b.exactPhases && s.phase) phase = s.phase;
     else if (!b.exactPhases) {
       const hint = s.actor === 'agent' || s.actor === 'tool' || s.actor === 'environment' ? phaseHint(s) : undefined;
@@ -52,8 +63,9 @@ export function finishTrajectory(b: TrajectoryBuilder): Trajectory {
     }
     const step = san.value(Object.assign(s, { index: i, phase, phaseInferred: !b.exactPhases }) as Step);
     if (step.time && firstMs !== undefined) step.time.relMs = step.time.ms - firstMs;
-    return step;
-  });
+    steps.push(step);
+    if (i % STEPS_PER_TURN === STEPS_PER_TURN - 1) yield;
+  }
   const timed = steps.filter((s) => s.time).length;
   const problems = [...b.problems];
   if (steps.length > 0 && timed === 0) problems.push({ file: b.file, pointer: '', severity: 'info', message: 'the source has no timestamps: steps carry no time' });

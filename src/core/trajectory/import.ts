@@ -46,10 +46,11 @@ export function summarize(t: Trajectory): TrajectorySummary {
 /**
  * Imports trajectory files of any known format (detected from content), handing each trajectory
  * to `onTrajectory` as soon as it is complete (a large log is never held whole). EXP-Bench harness
- * files are grouped per task index into one record each, emitted after the other files. Never
+ * files are grouped per task index into one record each, emitted after the other files.
+ * `opts.onHead`: the head of a large trajectory read whole, before it ({@link ImportContext.head}). Never
  * throws for bad input: every oddity is a problem, an unreadable or unknown file is marked so.
  */
-export async function importFiles(files: string[], onTrajectory: (t: Trajectory) => void | Promise<void>): Promise<ImportResult> {
+export async function importFiles(files: string[], onTrajectory: (t: Trajectory) => void | Promise<void>, opts: { onHead?: (t: Trajectory) => void } = {}): Promise<ImportResult> {
   const problems: TrajProblem[] = [];
   const reports: FileReport[] = [];
   const harness: Array<{ f: HarnessFile; report: FileReport }> = [];
@@ -61,6 +62,7 @@ export async function importFiles(files: string[], onTrajectory: (t: Trajectory)
       file,
       emit: async (t) => { report.trajectories++; lastFormat = t.format; await onTrajectory(t); },
       problem: (p) => problems.push({ file, ...p }),
+      ...(opts.onHead ? { head: opts.onHead } : {}),
     };
     try {
       // a folder: an OpenHands conversation persisted one event per file

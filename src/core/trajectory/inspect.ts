@@ -5,10 +5,10 @@ import { pick } from 'stream-json/filters/Pick';
 import { streamArray } from 'stream-json/streamers/StreamArray';
 import { streamValues } from 'stream-json/streamers/StreamValues';
 import { errorMessage } from '../util/errors';
-import type { ImportContext } from './context';
-import { inspectSampleToTrajectory, usageOfModelUsage } from './inspectSample';
+import { HEAD_EVENTS, type ImportContext } from './context';
+import { inspectSampleToTrajectory, inspectSampleToTrajectoryAsync, usageOfModelUsage, type InspectSampleContext } from './inspectSample';
 import { arr, isObj, obj, ptr, str, type Obj } from './json';
-import type { SourceUsage } from './types';
+import type { SourceUsage, Trajectory } from './types';
 import { openZip, type ZipReader } from './zip';
 
 /**
@@ -81,7 +81,8 @@ export async function importInspectEval(ctx: ImportContext): Promise<void> {
         continue;
       }
       if (!sample) { ctx.problem({ pointer: '', entry: name, severity: 'error', message: 'sample entry is not a JSON object' }); continue; }
-      await ctx.emit(inspectSampleToTrajectory(sample, { file: ctx.file, format: 'inspect-eval', entry: name, base: '', task, run, agent, fileUsage }));
+      const sc: InspectSampleContext = { file: ctx.file, format: 'inspect-eval', entry: name, base: '', task, run, agent, fileUsage };
+      await ctx.emit(await mapWithHead(ctx, sample, sc));
     }
     for (const [prefix, seqs] of chunked) {
       const shellName = `samples/${prefix}/sample.json`;
@@ -116,10 +117,28 @@ export async function importInspectEval(ctx: ImportContext): Promise<void> {
       let metadata = sample.metadata;
       if (names.has(mdName)) { try { metadata = await readJson(mdName); } catch (e) { ctx.problem({ pointer: '', entry: mdName, severity: 'warning', message: `metadata unreadable: ${errorMessage(e)}` }); } }
       const full: Obj = { ...sample, events: Array.isArray(events) ? events : [], events_data: { messages: Array.isArray(messages) ? messages : [], calls: Array.isArray(calls) ? calls : [] }, attachments, metadata };
-      await ctx.emit(inspectSampleToTrajectory(full, { file: ctx.file, format: 'inspect-eval', entry: shellName, base: '', task, run, agent, fileUsage }));
+      const sc: InspectSampleContext = { file: ctx.file, format: 'inspect-eval', entry: shellName, base: '', task, run, agent, fileUsage };
+      await ctx.emit(await mapWithHead(ctx, full, sc));
     }
     if (flat.length === 0 && chunked.size === 0) ctx.problem({ pointer: '', severity: 'info', message: `the log holds no samples${header?.status ? ` (status ${String(header.status)})` : ''}` });
   } finally { zip.close(); }
+}
+
+/**
+ * Maps a sample; for a sample of more than {@link HEAD_EVENTS} events when `ctx.head` is given,
+ * first hands it the first {@link HEAD_EVENTS} events mapped as the whole will be. The mapping changes what it maps in place (attachments resolved, secrets redacted and
+ * counted), so the head maps a copy of those events and of the sample's small fields; the message
+ * pool and attachments are shared (only read, or resolved in place as the whole would).
+ */
+async function mapWithHead(ctx: ImportContext, sample: Obj, sc: InspectSampleContext): Promise<Trajectory> {
+  const events = arr(sample.events);
+  if (!ctx.head || !events || events.length <= HEAD_EVENTS) return inspectSampleToTrajectory(sample, sc);
+  const { events: _e, messages: _m, events_data: eventsData, attachments, ...rest } = sample;
+  void _e; void _m;
+  const copy: Obj = { ...structuredClone(rest), events: structuredClone(events.slice(0, HEAD_EVENTS)), ...(eventsData !== undefined ? { events_data: eventsData } : {}), ...(attachments !== undefined ? { attachments } : {}) };
+  ctx.head(inspectSampleToTrajectory(copy, sc));
+  // the rest with turns of the event loop between parts, so that the head is shown meanwhile
+  return inspectSampleToTrajectoryAsync(sample, sc);
 }
 
 /** Thrown by an importer when the file could not be read at all (exit code 2). */
@@ -134,7 +153,8 @@ export async function importInspectJson(ctx: ImportContext, doc?: unknown): Prom
   for (let i = 0; i < samples.length; i++) {
     const s = obj(samples[i]);
     if (!s) { ctx.problem({ pointer: ptr('samples', i), severity: 'error', message: 'sample is not an object' }); continue; }
-    await ctx.emit(inspectSampleToTrajectory(s, { file: ctx.file, format: 'inspect-json', base: ptr('samples', i), task, run, agent, fileUsage }));
+    const sc: InspectSampleContext = { file: ctx.file, format: 'inspect-json', base: ptr('samples', i), task, run, agent, fileUsage };
+    await ctx.emit(await mapWithHead(ctx, s, sc));
   }
   if (samples.length === 0) ctx.problem({ pointer: '/samples', severity: 'info', message: `the log holds no samples${d.status ? ` (status ${String(d.status)})` : ''}` });
 }
@@ -155,7 +175,10 @@ async function streamInspectJson(ctx: ImportContext): Promise<void> {
   try {
     for await (const item of pipeline as AsyncIterable<{ key: number; value: unknown }>) {
       const s = obj(item.value);
-      if (s) await ctx.emit(inspectSampleToTrajectory(s, { file: ctx.file, format: 'inspect-json', base: ptr('samples', item.key), task, run }));
+      if (s) {
+        const sc: InspectSampleContext = { file: ctx.file, format: 'inspect-json', base: ptr('samples', item.key), task, run };
+        await ctx.emit(await mapWithHead(ctx, s, sc));
+      }
       else ctx.problem({ pointer: ptr('samples', item.key), severity: 'error', message: 'sample is not an object' });
       i++;
     }

@@ -1,7 +1,7 @@
 import { PHASES, type Phase } from '../steps/phases';
 import type { NewStep, StepExec, StepSource } from '../steps/step';
 import { PHASE_SPAN_TYPE } from './inspectWrite';
-import { finishTrajectory } from './finish';
+import { finishing } from './finish';
 import { spanTree } from './inspectSpans';
 import { arr, asText, commandOf, contentText, count, editsOf, exitCodeOf, extra, isObj, num, obj, ptr, splitContent, stepTime, str, type Obj } from './json';
 import { TrajectoryBuilder, type SourceUsage, type Trajectory, type TrajectoryFormat } from './types';
@@ -44,6 +44,33 @@ export interface InspectSampleContext {
 }
 
 export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext): Trajectory {
+  const g = mapSample(sample, c);
+  for (;;) { const r = g.next(); if (r.done) return r.value; }
+}
+
+/** Events mapped between two looks at the clock by {@link inspectSampleToTrajectoryAsync}. */
+const EVENTS_PER_CHECK = 256;
+/** The longest the mapping holds the event loop at once, ms (a host's other work, its viewer's messages, a file being hashed, runs between). */
+const SLICE_MS = 10;
+
+/**
+ * {@link inspectSampleToTrajectory}, giving the event loop a turn every {@link SLICE_MS} ms of
+ * work (a host that shows the head of a large sample answers its viewer while the rest is mapped).
+ */
+export async function inspectSampleToTrajectoryAsync(sample: Obj, c: InspectSampleContext): Promise<Trajectory> {
+  const g = mapSample(sample, c);
+  let last = performance.now();
+  for (;;) {
+    const r = g.next();
+    if (r.done) return r.value;
+    if (performance.now() - last < SLICE_MS) continue;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    last = performance.now();
+  }
+}
+
+/** The mapping; yields (nothing) every {@link EVENTS_PER_CHECK} events and {@link finishing}'s steps. */
+function* mapSample(sample: Obj, c: InspectSampleContext): Generator<void, Trajectory> {
   const sid = sample.id === undefined ? '(no id)' : String(sample.id);
   const epoch = num(sample.epoch) ?? 1;
   const b = new TrajectoryBuilder(epoch > 1 ? `${sid}#${epoch}` : sid, c.format, c.file);
@@ -94,7 +121,7 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   const modelSteps: Array<{ step: NewStep; calls: Obj[] }> = [];
   let taskStep: NewStep | undefined;
   let systemSeen = false;
-  events.forEach((raw, i) => {
+  const mapEvent = (raw: unknown, i: number): void => {
     const p = eventsBase + i;
     const e = obj(raw);
     if (!e) { b.problem(p, 'event is not an object', c.entry ? { entry: c.entry } : {}); return; }
@@ -225,7 +252,11 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
     }
     if (mapped) b.mappedEvents++;
     if (phase) for (let k = added; k < b.steps.length; k++) b.steps[k].phase = phase;
-  });
+  };
+  for (let i = 0; i < events.length; i++) {
+    mapEvent(events[i], i);
+    if (i % EVENTS_PER_CHECK === EVENTS_PER_CHECK - 1) yield;
+  }
   // the sandbox operations into their tool calls; a span whose tool event never came keeps them as rows
   for (const [span, xs] of execsOf) {
     const step = toolSteps.get(span);
@@ -260,7 +291,7 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   if (spans.length) b.spans = spans;
   submissionOf(b, obj(sample.metadata), c);
   if (sample.error) b.problem(c.base + '/error', `the sample ended in an error: ${asText(obj(sample.error)?.message ?? sample.error).slice(0, 200)}`, c.entry ? { entry: c.entry } : {}, 'info');
-  return finishTrajectory(b);
+  return yield* finishing(b);
 }
 
 /**

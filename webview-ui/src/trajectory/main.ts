@@ -218,6 +218,8 @@ function renderHeader(h: TrajHeader): void {
   // the timeline's columns fit this trajectory
   root.style.setProperty('--c-tool', `${h.columns.tool}ch`);
   root.style.setProperty('--c-total', `${h.columns.total + 2}ch`);
+  // the step number's column fits the last step's number (5 digits at 10,000 steps)
+  root.style.setProperty('--c-num', `${Math.max(4, String(Math.max(0, h.totals.steps - 1)).length + 1)}ch`);
   root.style.setProperty('--c-tok', `${h.columns.tok}ch`);
   root.style.setProperty('--c-lane', `${h.columns.lane + 1}ch`);
   // problems are never silent: counts, and the first ones by name

@@ -33,6 +33,10 @@ export class TrajectoryDocument implements vscode.CustomDocument {
   partial = false;
   /** Settles when the whole file is imported. */
   complete: Promise<void> = Promise.resolve();
+  /** True from {@link open} until there is something to show (a panel posts nothing before: the webview says "Reading…"). */
+  opening = false;
+  /** Settles when there is something to show (see {@link load}). */
+  opened: Promise<void> = Promise.resolve();
   updatedAt?: string;
   private timelines = new Map<number, Timeline>();
   private watcher?: FSWatcher;
@@ -48,8 +52,18 @@ export class TrajectoryDocument implements vscode.CustomDocument {
   get file(): string { return this.uri.fsPath; }
 
   /**
+   * Starts {@link load} without waiting for it (the custom editor's webview loads meanwhile);
+   * `onDidReload` fires when there is something to show.
+   */
+  open(): void {
+    this.opening = true;
+    this.opened = this.load().finally(() => { this.opening = false; this.reloaded.fire(); });
+  }
+
+  /**
    * Reads the file progressively: resolves as soon as there is something to show — the first
-   * lines of a large session log, or the first trajectory of any other file (an Inspect sample, an
+   * lines of a large session log, the head of a large Inspect sample (its first events mapped,
+   * `ImportContext.head`), or the first trajectory of any other file (an Inspect sample, an
    * OpenHands instance) — while the rest is read (`partial` true; `complete` settles and
    * `onDidReload` fires when it is). Then, for JSON Lines, starts watching the file.
    */
@@ -102,11 +116,26 @@ export class TrajectoryDocument implements vscode.CustomDocument {
     const started = performance.now();
     const list: Trajectory[] = [];
     const growing = this.trajectories.length === 0;
+    let head = false;
     try {
       this.size = (await fsp.stat(this.file)).size;
       const r = await importFiles([this.file], (t) => {
         list.push(t);
-        if (growing) { this.trajectories = list; if (list.length === 1) onFirst?.(); }
+        if (!growing) return;
+        this.trajectories = list;
+        if (list.length !== 1) return;
+        // the head shown so far is replaced by the whole trajectory: its timeline is made anew, the panels post it
+        if (head) { this.timelines.delete(0); logger.info(`${this.file}: the first trajectory read whole in ${Math.round(performance.now() - started)} ms`); this.reloaded.fire(); }
+        onFirst?.();
+      }, {
+        onHead: (t) => {
+          if (!growing || list.length > 0) return;
+          head = true;
+          this.trajectories = [t];
+          this.timelines.clear();
+          logger.info(`${this.file}: the head of ${t.id} (${t.steps.length} steps) read in ${Math.round(performance.now() - started)} ms; mapping the rest`);
+          onFirst?.();
+        },
       });
       this.fileProblems = r.problems;
       this.failure = r.files[0]?.unreadable ? (r.problems.find((p) => p.severity === 'error')?.message ?? 'no known trajectory format') : undefined;

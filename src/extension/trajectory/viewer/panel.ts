@@ -60,7 +60,7 @@ export class ViewerPanel implements vscode.Disposable {
 
   /** Shows step `step` (0-based); before the webview is ready, once it is. */
   select(step: number): void {
-    if (!this.ready) { this.pending = step; return; }
+    if (!this.ready || this.doc.opening) { this.pending = step; return; }
     this.post({ type: 'select', step });
   }
 
@@ -191,7 +191,8 @@ export class ViewerPanel implements vscode.Disposable {
 
   /** Posts the header of the trajectory shown (after `ready`, a reload, another sample). */
   async postHeader(): Promise<void> {
-    if (!this.ready) return;
+    // nothing read yet: the document fires onDidReload when there is
+    if (!this.ready || this.doc.opening) return;
     const t = this.trajectory;
     if (t) {
       this.pins = await this.extras.pins(this.file, t).catch((e) => { logger.warn(`no pins for ${this.file}: ${errorMessage(e)}`); return new Map<number, TrajPin[]>(); });

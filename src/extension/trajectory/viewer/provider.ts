@@ -21,9 +21,10 @@ export class TrajectoryEditorProvider implements vscode.CustomReadonlyEditorProv
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly extras: ViewerExtras) {}
 
-  async openCustomDocument(uri: vscode.Uri): Promise<TrajectoryDocument> {
+  /** The document at once: it is read while the webview loads (the panel posts its header once there is something to show). */
+  openCustomDocument(uri: vscode.Uri): TrajectoryDocument {
     const doc = new TrajectoryDocument(uri);
-    await doc.load();
+    doc.open();
     return doc;
   }
 
