@@ -5,7 +5,8 @@
 // (bdd) over out/test/e2e/**/*.e2e.test.js with the page available through getWorkbench().
 // Artifacts: test-results/e2e/ (logs, Playwright trace on failure), test-results/screenshots/*.png.
 // Env: EXPBENCH_E2E_VSIX=path skips packaging; EXPBENCH_E2E_TIMEOUT_MS per test (default 120000);
-// EXPBENCH_E2E_GREP runs only the tests whose full title matches (mocha grep).
+// EXPBENCH_E2E_GREP runs only the tests whose full title matches (mocha grep); EXPBENCH_E2E_TRACE=always
+// keeps the Playwright trace of a run without failures too (to see where a passing test spends its time).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
@@ -89,7 +90,7 @@ async function main(): Promise<number> {
     await mocha.loadFilesAsync();
     const failures = await new Promise<number>((resolve) => mocha.run(resolve));
     const total = mocha.suite.total();
-    if (failures > 0) {
+    if (failures > 0 || process.env.EXPBENCH_E2E_TRACE === 'always') {
       const trace = path.join(runDir, 'trace.zip');
       await context.tracing.stop({ path: trace });
       console.log(`[harness] Playwright trace: ${path.relative(repoRoot, trace)} (npx playwright show-trace)`);

@@ -32,6 +32,32 @@ export class Workbench {
     await this.page.goto(this.urlFor(folder), { waitUntil: 'domcontentloaded', timeout: 90_000 });
     await this.ready();
     await this.extensionContributed('EXP-Bench'); // its menus (Explorer's "Open as Trajectory") and commands are known
+    if (folder.endsWith('.code-workspace')) await this.reloadWhileNoFolder(folder);
+  }
+
+  /**
+   * code-server 4.100 sometimes opens a workspace file as an empty window ("No Folder Opened"),
+   * with no extension involved (reproduced with a bare code-server: 2 of 12 fresh workspace files
+   * at load 21). That is the editor's fault, not what a test checks: the window is reloaded, as a
+   * user would, at most twice, each time said in the log; the Explorer is left open.
+   * @throws Error when the window still has no folder after that
+   */
+  private async reloadWhileNoFolder(file: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      await this.openViewContainer('Explorer');
+      const empty = this.page.locator('.part.sidebar .pane-header', { hasText: /no folder opened/i }).first();
+      const root = this.page.locator('.part.sidebar .explorer-folders-view .monaco-list-row').first();
+      const seen = await Promise.race([
+        root.waitFor({ state: 'visible', timeout: this.timeoutMs }).then(() => 'folder' as const, () => 'timeout' as const),
+        empty.waitFor({ state: 'visible', timeout: this.timeoutMs }).then(() => 'empty' as const, () => 'timeout' as const),
+      ]);
+      if (seen === 'folder') return;
+      if (attempt >= 2) throw new Error(`code-server opened ${path.basename(file)} with no folder ${attempt + 1} times (${seen})`);
+      console.log(`      [harness] code-server opened ${path.basename(file)} with no folder (${seen}); reloading the window`);
+      await this.page.reload({ waitUntil: 'domcontentloaded', timeout: 90_000 });
+      await this.ready();
+      await this.extensionContributed('EXP-Bench');
+    }
   }
 
   /** The "Restricted Mode" item of the status bar (shown while the window is not trusted). */
@@ -196,9 +222,16 @@ export class Workbench {
   }
 
   /**
-   * Right-clicks `target` and picks the context-menu entry with this title. The workbench closes an
-   * open context menu when the tree under it re-renders (a file watcher's refresh); a menu closed
-   * before its entry was clicked is opened again, as a user would, until the harness's timeout.
+   * Right-clicks `target` (a list or tree row) and picks the context-menu entry with this title.
+   * The workbench closes an open context menu whenever its layout changes (VS Code 1.100's
+   * `ContextView.layout` hides a menu shown with `canRelayout: false`: the "Restricted Mode" banner
+   * that Workspace Trust shows once it has settled, a panel opening) and when the menu loses focus;
+   * the same layout change can move the rows under a right-click on its way. So each attempt waits
+   * for the menu to show the entry AND for `target` to be the row the menu is for (the list focuses
+   * the row it opens a context menu on), and only then clicks the entry; a menu that closed, or that
+   * opened on another row, is closed and opened again on `target`, as a user would, until the
+   * harness's timeout.
+   * @throws Error naming the entry and the last reason after `timeoutMs`
    */
   async contextMenu(target: Locator, entry: LabelMatch): Promise<void> {
     const item = this.page.locator('.monaco-menu .action-item').filter({ has: this.page.locator('.action-label', { hasText: asRegExp(entry) }) }).first();
@@ -209,14 +242,17 @@ export class Workbench {
       try {
         await target.click({ button: 'right', timeout: left });
         await item.waitFor({ state: 'visible', timeout: Math.min(left, 10_000) });
+        const forTarget = await target.evaluate((row) => row.classList.contains('focused'), undefined, { timeout: 2000 });
+        if (!forTarget) throw new Error('the menu opened on another row (the rows moved under the right-click)');
         await item.click({ timeout: Math.min(left, 5_000) });
         return;
       } catch (e) {
         last = e;
-        await this.page.keyboard.press('Escape').catch(() => undefined);
+        if (await item.isVisible().catch(() => false)) await this.page.keyboard.press('Escape').catch(() => undefined);
+        await item.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
       }
     }
-    throw new Error(`context menu entry ${String(entry)} not clicked within ${this.timeoutMs} ms: ${last instanceof Error ? last.message : String(last)}`);
+    throw new Error(`context menu entry ${String(entry)} not clicked within ${this.timeoutMs} ms: ${last instanceof Error ? last.message.split('\n')[0] : String(last)}`);
   }
 
   /**
