@@ -103,7 +103,9 @@ env -u PORT node "$CS_ENTRY" --auth none --bind-addr "127.0.0.1:$PORT" \
   --disable-telemetry --disable-update-check --disable-getting-started-override \
   "${OPEN[1]}" >"$LOG" 2>&1 &
 CS_PID=$!
-trap 'kill "$CS_PID" $(jobs -p) 2>/dev/null; wait "$CS_PID" 2>/dev/null' EXIT
+# On exit (Ctrl-C included) the session's work container is stopped, never removed (its files are
+# kept; the next run or terminal starts it again): scripts/stop-work-container.sh.
+trap 'kill "$CS_PID" $(jobs -p) 2>/dev/null; wait "$CS_PID" 2>/dev/null; bash scripts/stop-work-container.sh "$SESSION" || true' EXIT
 trap 'exit 130' INT TERM
 
 ready=0
@@ -123,7 +125,7 @@ URL="http://127.0.0.1:$PORT/?${OPEN[0]}=$(node -e 'process.stdout.write(encodeUR
 echo
 echo "EXP-Bench Workbench is running in VS Code (code-server) at:"
 echo "  $URL"
-echo "(opened on ${OPEN[1]}, after $((SECONDS - START)) s; Ctrl-C stops it)"
+echo "(opened on ${OPEN[1]}, after $((SECONDS - START)) s; Ctrl-C stops it and the session's work container, whose files are kept)"
 # The sandbox image is needed only once the session runs something in its container (a run of
 # reproduce_exp_bench.sh, the container terminal): on a fresh machine it is still being built
 # when the window opens (debootstrap of a Debian root file system), and start.sh says when it is.
