@@ -76,7 +76,10 @@ node "$CS_ENTRY" --user-data-dir "$STATE/user-data" --extensions-dir "$STATE/ext
   || { tail -n 30 "$LOGS/install-extension.log" >&2; exit 1; }
 
 # User settings: ours where the user has not set them, Workspace Trust kept on (scripts/start-settings.cjs says what it replaced).
-node scripts/start-settings.cjs "$STATE/user-data/User/settings.json" "$(cd "$ROOT/.." && pwd)/shared/data/exp-bench" "${EXPBENCH_IMAGE:-}"
+# The folder of start.sh's session is the window's sessions folder (expbench.sessionsDir, a user
+# setting), so the Tasks, Results and Trajectories views list that session.
+mkdir -p "$(dirname "$SESSION")"
+node scripts/start-settings.cjs "$STATE/user-data/User/settings.json" "$(cd "$ROOT/.." && pwd)/shared/data/exp-bench" "${EXPBENCH_IMAGE:-}" "$(cd "$(dirname "$SESSION")" && pwd)"
 
 OPEN=(folder "$ROOT/samples/exp-bench")
 # The window opens the session's workspace (the solver's side), never the session root: its
