@@ -129,6 +129,11 @@ echo
 echo "EXP-Bench Workbench is running in VS Code (code-server) at:"
 echo "  $URL"
 echo "(opened on ${OPEN[1]}, after $((SECONDS - START)) s; Ctrl-C stops it and the session's work container, whose files are kept)"
+if [[ ${OPEN[0]} == workspace ]]; then
+  # the session's window refuses the curator's desk (it shows ground truth): a window on the sample dataset folder opens it
+  echo "The curator's desk (\"EXP-Bench: Show Curation Queue (Curator)\") opens in another window, e.g.:"
+  echo "  http://127.0.0.1:$PORT/?folder=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$ROOT/samples/exp-bench")"
+fi
 # The sandbox image is needed only once the session runs something in its container (a run of
 # reproduce_exp_bench.sh, the container terminal): on a fresh machine it is still being built
 # when the window opens (debootstrap of a Debian root file system), and start.sh says when it is.
