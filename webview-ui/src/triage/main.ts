@@ -59,8 +59,8 @@ function cell(r: TriageRow, c: TriageColumn): HTMLElement {
   if (why) td.title = why;
   switch (c) {
     case 'task': td.append(r.task ?? '(unknown)'); break;
-    case 'id': td.append(runLabel(r)); td.classList.add('run'); break;
-    case 'model': td.append(r.model ?? '–'); break;
+    case 'id': td.append(runLabel(r)); td.classList.add('run'); td.title = runLabel(r); break;
+    case 'model': td.append(r.model ?? '–'); if (r.model && !why) td.title = r.model; break;
     case 'D': case 'I': td.append(pct(r[c])); break;
     case 'E': case 'C': case 'AllE': td.append(mark(r[c])); break;
     case 'monitorFlags': td.append(r.monitorFlags ? el('span', { class: 'warn', title: `first flagged step: ${r.firstFlaggedStep}` }, `⚑ ${r.monitorFlags}`) : '0'); break;
