@@ -6,8 +6,7 @@ import { runAgentTask, type AgentRunResult } from '../../core/flows/agentRun';
 import { resolveTaskPin } from '../../core/flows/prepareTask';
 import { endpointFromEnv } from '../../core/llm/endpoint';
 import { readPriceTable } from '../../core/llm/ledger';
-import { findTask, loadDatasets } from '../../core/tasks/loader';
-import { datasetDirs } from '../datasets';
+import { requireTask } from '../datasets';
 import { printJson } from '../output';
 import { cancelOnStopSignals } from '../signals';
 import { registerMcp } from './agentMcp';
@@ -65,9 +64,7 @@ export function register(program: Command): void {
     .option('--json', 'print the result as JSON')
     .description('prepare a task, let the agent work it in the container, then submit, verify and judge')
     .action(async (id: string, opts: AgentRunCliOptions) => {
-      const dirs = datasetDirs(undefined, opts);
-      const task = findTask(await loadDatasets(dirs), id);
-      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const { task } = await requireTask(id, opts);
       // The source as for `prepare` (flows/prepareTask.ts resolveTaskPin): --source, else the curation
       // file's pinned repository, else the paper list's local_repo / code_url; none is said there.
       await resolveTaskPin(task, { source: opts.source, commit: opts.commit, image: opts.image });

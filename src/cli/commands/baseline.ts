@@ -1,9 +1,7 @@
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { ExpBenchError } from '../../core/errors';
 import { startProctoredBaseline } from '../../core/flows/proctoredBaseline';
-import { findTask, loadDatasets } from '../../core/tasks/loader';
-import { datasetDirs } from '../datasets';
+import { requireTask } from '../datasets';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
@@ -28,9 +26,7 @@ export function register(program: Command): void {
     .option('--allow-ai', 'this session allows AI assistance (default: chat, agents and inline completions are off)')
     .description('serve a proctored window for a task; prints its URL with the session token')
     .action(async (id: string, opts) => {
-      const dirs = datasetDirs(undefined, opts);
-      const task = findTask(await loadDatasets(dirs), id);
-      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const { task } = await requireTask(id, opts);
       const ac = new AbortController();
       const served = await startProctoredBaseline({
         task, sessionDir: path.resolve(opts.out), source: opts.source, commit: opts.commit, cacheDir: opts.cache,

@@ -6,10 +6,9 @@ import { validatePlaced } from '../../core/flows/placedValidation';
 import { buildEnvironmentImage } from '../../core/flows/buildEnvImage';
 import { createPlacement, PlacementSpecSchema, type PlacementSpec } from '../../core/placement';
 import { curationFileFor, readCurationFile } from '../../core/curation/curationFile';
-import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { lintTasks } from '../../core/curation/lint';
 import { LINT_RULES, type LintReport } from '../../core/curation/types';
-import { datasetDirs } from '../datasets';
+import { datasetDirs, requireTask } from '../datasets';
 import { printJson } from '../output';
 import { registerReview } from './curateReview';
 import { plural } from '../../core/util/plural';
@@ -53,9 +52,7 @@ export function register(program: Command): void {
     .option('--json', 'print {image, curationFile, packages, built}')
     .description('build a task\'s missing environment image from its curation file (bash sandbox/build-env.sh --tag IMAGE PKG…)')
     .action(async (id: string, opts) => {
-      const dirs = datasetDirs(undefined, opts);
-      const task = findTask(await loadDatasets(dirs), id);
-      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const { task } = await requireTask(id, opts);
       const ac = new AbortController();
       const onSigint = () => { process.stderr.write('expbench: cancelling…\n'); ac.abort(); };
       process.once('SIGINT', onSigint);
@@ -102,9 +99,7 @@ function registerValidate(curate: Command): void {
     .option('--partition <name>', 'with --placement slurm: the Slurm partition (default: the cluster\'s)')
     .description('validate a task by running its ground truth at the pin, in its environment, and checking expected_outcome\'s numbers')
     .action(async (id: string, opts) => {
-      const dirs = datasetDirs(undefined, opts);
-      const task = findTask(await loadDatasets(dirs), id);
-      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const { task, dirs } = await requireTask(id, opts);
       if (opts.run === undefined || opts.out === undefined) {
         console.error(`expbench: give the command to run (--run) and an output folder (--out). The task's usage instructions suggest:\n${task.usageInstructions || '(none)'}`);
         process.exitCode = 2;

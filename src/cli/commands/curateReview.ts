@@ -6,10 +6,8 @@ import {
 import { ExpBenchError } from '../../core/errors';
 import { rejudgeAffected } from '../../core/flows/rejudge';
 import { PatchOperation, ReviewStore, TaskVerdictValue, reviewFolder, type ReviewProblem } from '../../core/review';
-import { findTask, loadDatasets } from '../../core/tasks/loader';
-import type { Task } from '../../core/tasks/types';
 import { plural } from '../../core/util/plural';
-import { datasetDirs } from '../datasets';
+import { datasetDirs, requireTask } from '../datasets';
 import { fail, printJson } from '../output';
 
 /**
@@ -31,7 +29,7 @@ export function registerReview(curate: Command): void {
     .option('--json', 'print the judgement')
     .description('record a curator\'s verdict on a task (several curators may disagree; `curate resolve` settles it)')
     .action(async (id: string, verdict: string, opts) => {
-      await requireTask(id, opts);
+      await requireTask(id, opts); // the task must exist
       const j = await store(opts).add({ subject: { kind: 'task', task: id }, kind: 'task-verdict', value: verdict, reason: opts.reason, by: opts.by });
       if (opts.json) printJson(j);
       else console.log(`${id}: ${verdict} by ${j.by} (${await verdictContext(store(opts), id, j.id, j.by)}) — ${j.id}`);
@@ -68,7 +66,7 @@ export function registerReview(curate: Command): void {
     .option('--json', 'print the result')
     .description('add a versioned edit of a task\'s fields (applied on export, never in place); list the sessions it affects; re-judge them')
     .action(async (id: string, opts) => {
-      const task = await requireTask(id, opts);
+      const { task } = await requireTask(id, opts);
       const s = store(opts);
       const out: Record<string, unknown> = {};
       if (opts.patch !== undefined) {
@@ -171,13 +169,6 @@ function positiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`a positive whole number, not "${v}"`);
   return n;
-}
-
-async function requireTask(id: string, opts: { dataset?: string[]; sample?: boolean }): Promise<Task> {
-  const dirs = datasetDirs(undefined, opts);
-  const task = findTask(await loadDatasets(dirs), id);
-  if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
-  return task;
 }
 
 /** One block per task: the verdict (or the disagreement), each curator's, open disputes, edits. */

@@ -1,8 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { checkFeasibility } from '../../core/curation/feasibility';
-import { ExpBenchError } from '../../core/errors';
-import { findTask, loadDatasets } from '../../core/tasks/loader';
-import { datasetDirs } from '../datasets';
+import { requireTask } from '../datasets';
 import { printJson } from '../output';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
@@ -32,9 +30,7 @@ export function register(program: Command): void {
     .option('--check', 'exit 3 when the task cannot run here')
     .description('can this task run here? GPUs, packages the image lacks, data, expected run time')
     .action(async (id: string, opts) => {
-      const dirs = datasetDirs(undefined, opts);
-      const task = findTask(await loadDatasets(dirs), id);
-      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const { task } = await requireTask(id, opts);
       const ac = new AbortController();
       const onSigint = () => ac.abort();
       process.once('SIGINT', onSigint);

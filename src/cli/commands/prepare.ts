@@ -1,10 +1,8 @@
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { ExpBenchError } from '../../core/errors';
 import { writeSessionMarker } from '../../core/session/marker';
-import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { prepareTask } from '../../core/flows/prepareTask';
-import { datasetDirs } from '../datasets';
+import { requireTask } from '../datasets';
 import { printJson } from '../output';
 import { plural } from '../../core/util/plural';
 
@@ -28,9 +26,7 @@ export function register(program: Command): void {
     .option('--json', 'print the manifest as JSON')
     .description('prepare a masked, pinned task workspace (fresh repository, one commit "task start")')
     .action(async (id: string, opts) => {
-      const dirs = datasetDirs(undefined, opts);
-      const task = findTask(await loadDatasets(dirs), id);
-      if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
+      const { task } = await requireTask(id, opts);
       const ac = new AbortController();
       const onSigint = () => { process.stderr.write('expbench: cancelling…\n'); ac.abort(); };
       process.once('SIGINT', onSigint);

@@ -1,25 +1,13 @@
-import type { PlacementRef, Resources } from '../placement/types';
-import type { KeyParts } from './keys';
-import type { Actor, RunSetRecord, UnitOutcome } from './state';
+import type { PlacementRef } from '../placement/types';
+import type { UnitPlan } from './plan';
+import type { RunSetRecord, UnitOutcome } from './state';
 
 /** A unit's status (docs/runs.md "A unit's status"). */
 export type UnitStatus = 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
 export const UNIT_STATUSES: readonly UnitStatus[] = ['pending', 'running', 'done', 'failed', 'cancelled'];
 
 /** One unit as the state says it stands. */
-export interface UnitView {
-  unit: string;
-  name: string;
-  task: string;
-  attempt: number;
-  actor: Actor;
-  resources: Resources;
-  keyParts: KeyParts;
-  /** Its session folder, relative to the run set's folder. */
-  dir: string;
-  source: string;
-  commit: string | null;
-  image: string;
+export interface UnitView extends UnitPlan {
   status: UnitStatus;
   /** Why a pending unit waits, or the last word on a finished one, for a person. */
   detail?: string;
