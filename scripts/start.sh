@@ -83,7 +83,10 @@ node "$CS_ENTRY" --user-data-dir "$STATE/user-data" --extensions-dir "$STATE/ext
   || { tail -n 30 "$LOGS/install-extension.log" >&2; exit 1; }
 
 # User settings: ours where the user has not set them, Workspace Trust kept on (scripts/start-settings.cjs says what it replaced).
-node scripts/start-settings.cjs "$STATE/user-data/User/settings.json" "$(cd "$ROOT/.." && pwd)/shared/data/exp-bench" "${EXPBENCH_IMAGE:-}"
+# The folder of start.sh's session is the window's sessions folder (expbench.sessionsDir, a user
+# setting), so the Tasks, Results and Trajectories views list that session.
+mkdir -p "$(dirname "$SESSION")"
+node scripts/start-settings.cjs "$STATE/user-data/User/settings.json" "$(cd "$ROOT/.." && pwd)/shared/data/exp-bench" "${EXPBENCH_IMAGE:-}" "$(cd "$(dirname "$SESSION")" && pwd)"
 
 OPEN=(folder "$ROOT/samples/exp-bench")
 # The window opens the session's workspace (the solver's side), never the session root: its
@@ -110,7 +113,9 @@ env -u PORT node "$CS_ENTRY" --auth none --bind-addr "127.0.0.1:$PORT" \
   --disable-telemetry --disable-update-check --disable-getting-started-override \
   "${OPEN[1]}" >"$LOG" 2>&1 &
 CS_PID=$!
-trap 'kill "$CS_PID" $(jobs -p) 2>/dev/null; wait "$CS_PID" 2>/dev/null' EXIT
+# On exit (Ctrl-C included) the session's work container is stopped, never removed (its files are
+# kept; the next run or terminal starts it again): scripts/stop-work-container.sh.
+trap 'kill "$CS_PID" $(jobs -p) 2>/dev/null; wait "$CS_PID" 2>/dev/null; bash scripts/stop-work-container.sh "$SESSION" || true' EXIT
 trap 'exit 130' INT TERM
 
 ready=0
@@ -130,7 +135,12 @@ URL="http://127.0.0.1:$PORT/?${OPEN[0]}=$(node -e 'process.stdout.write(encodeUR
 echo
 echo "EXP-Bench Workbench is running in VS Code (code-server) at:"
 echo "  $URL"
-echo "(opened on ${OPEN[1]}, after $((SECONDS - START)) s; Ctrl-C stops it)"
+echo "(opened on ${OPEN[1]}, after $((SECONDS - START)) s; Ctrl-C stops it and the session's work container, whose files are kept)"
+if [[ ${OPEN[0]} == workspace ]]; then
+  # the session's window refuses the curator's desk (it shows ground truth): a window on the sample dataset folder opens it
+  echo "The curator's desk (\"EXP-Bench: Show Curation Queue (Curator)\") opens in another window, e.g.:"
+  echo "  http://127.0.0.1:$PORT/?folder=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$ROOT/samples/exp-bench")"
+fi
 # The sandbox image is needed only once the session runs something in its container (a run of
 # reproduce_exp_bench.sh, the container terminal): on a fresh machine it is still being built
 # when the window opens (debootstrap of a Debian root file system), and start.sh says when it is.

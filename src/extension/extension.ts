@@ -8,7 +8,7 @@
 // the build when the activation bundle takes in anything from node_modules or src/core).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { BRIEF_VIEW_TYPE, RUN_SETS_VIEW_ID, SESSION_MARKER_SEGMENTS, TASKS_LISTED_CONTEXT, TASKS_VIEW_ID, TRAJECTORIES_VIEW_ID, TRAJECTORY_VIEW_TYPE } from './ids';
+import { BRIEF_VIEW_TYPE, RUN_SETS_VIEW_ID, SESSION_MARKER_SEGMENTS, TASKS_LISTED_CONTEXT, TASKS_VIEW_ID, TRAJECTORIES_VIEW_ID, TRAJECTORY_VIEW_TYPES } from './ids';
 import { CommandRouter, contributedCommands } from './stage/commandRouter';
 import { LazyCustomEditor, lazyUriHandler } from './stage/lazyCustomEditor';
 import { LazyTreeDataProvider } from './stage/lazyTree';
@@ -58,8 +58,8 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
       },
     }),
     // the trajectory viewer (issue 17) and the extension's vscode:// links, forwarded once the workbench loads
-    vscode.window.registerCustomEditorProvider(TRAJECTORY_VIEW_TYPE, new LazyCustomEditor(async () => (await workbench()).trajectoryViewer.provider),
-      { webviewOptions: { retainContextWhenHidden: true }, supportsMultipleEditorsPerDocument: true }),
+    ...TRAJECTORY_VIEW_TYPES.map((viewType) => vscode.window.registerCustomEditorProvider(viewType, new LazyCustomEditor(async () => (await workbench()).trajectoryViewer.provider),
+      { webviewOptions: { retainContextWhenHidden: true }, supportsMultipleEditorsPerDocument: true })),
     vscode.window.registerUriHandler(lazyUriHandler(async () => (await workbench()).trajectoryViewer)),
   );
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;

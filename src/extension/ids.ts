@@ -16,8 +16,22 @@ export const SESSION_MARKER_SEGMENTS = ['.devcontainer', 'expbench-session.json'
  */
 export const TASKS_LISTED_CONTEXT = 'expbench.tasksListed';
 
-/** `viewType` of the trajectory viewer, a read-only custom editor (package.json `customEditors`). */
+/**
+ * `viewType` of the trajectory viewer, a read-only custom editor (package.json `customEditors`):
+ * the default editor of `*.eval` (Inspect) and `*.traj` (SWE-agent), names that are only ever
+ * trajectories; every "Open as Trajectory" opens a file with it.
+ */
 export const TRAJECTORY_VIEW_TYPE = 'expbench.trajectory';
+
+/**
+ * The same viewer offered as an option ("Open With…") for names that other files also have
+ * (`*.traj.json`, `output.jsonl`, `events.jsonl`): a contribution has one priority, so these get a
+ * viewType of their own. A `.json` log is opened with "Open as Trajectory".
+ */
+export const TRAJECTORY_OPTION_VIEW_TYPE = 'expbench.trajectory.option';
+
+/** Both viewTypes of the trajectory viewer. */
+export const TRAJECTORY_VIEW_TYPES: readonly string[] = [TRAJECTORY_VIEW_TYPE, TRAJECTORY_OPTION_VIEW_TYPE];
 
 /** Id of the Trajectories tree view (package.json `contributes.views`, container `expbench`): runs by task, agent and model. */
 export const TRAJECTORIES_VIEW_ID = 'expbenchTrajectories';

@@ -72,7 +72,8 @@ export function activateWorkbench(context: vscode.ExtensionContext, register: Co
       };
     },
     loadResults: resultRows,
-    afterSubmit: async () => { await vscode.commands.executeCommand('expbench.refreshGaps'); }, // registered below (gaps)
+    // the submitted session's gaps (not whichever session the window shows); registered below (gaps)
+    afterSubmit: async (t) => { await vscode.commands.executeCommand('expbench.refreshGaps', t.layout.root); },
   };
   const session: Promise<ActiveSession | undefined> = openWindowSession(context, sessions, store, hooks, briefs)
     .catch((e) => { logger.error(e as Error); return undefined; });

@@ -100,11 +100,11 @@ describe('issue 17: triage table and compare (end to end)', function () {
     await frame.locator('th[data-column="tokens"]').click();
     await frame.locator('th[data-column="tokens"]').click(); // descending: the agent's run (tokens) first
     assert.equal(await frame.locator('th[data-column="tokens"]').getAttribute('aria-sort'), 'descending');
-    const tokens = (await table.locator('tbody tr[data-run] td:nth-child(12)').allInnerTexts()).map(Number);
+    const tokens = (await table.locator('tbody tr[data-run] td[data-column="tokens"]').allInnerTexts()).map(Number);
     assert.ok(tokens.length >= 4 && tokens.every((t, i) => i === 0 || tokens[i - 1] >= t), `tokens descending: ${tokens.join(', ')}`);
     assert.match(await table.innerText(), /expbench-agent\s+scripted-agent\s+agent/);
     const human = (await table.locator('tbody tr.flagged').first().innerText()).replace(/\s+/g, ' ');
-    assert.match(human, /sample\/toycal\/0 human – human 0% 0%/, 'the person\'s run: flagged, D and I zeroed');
+    assert.match(human, /sample\/toycal\/0 \S+ human – human 0% 0%/, 'the person\'s run (its Run label after the task): flagged, D and I zeroed');
     await mustShow(wb, '17-triage-table');
     await frame.locator('#triage-flagged').check();
     assert.equal(await table.locator('tbody tr[data-run]').count(), 1, 'flagged only: the person\'s run');

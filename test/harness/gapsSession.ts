@@ -44,8 +44,8 @@ export interface JudgedSession {
   record: JudgeRecord;
 }
 
-/** Prepares, fills with the partial solution, submits and judges (heuristic) a session in `root` (must not exist). */
-export async function makeJudgedSampleSession(root: string, cacheDir: string): Promise<JudgedSession> {
+/** Prepares a session in `root` (must not exist) and fills it with the partial solution; nothing submitted. */
+export async function makePartialSampleSession(root: string, cacheDir: string): Promise<{ root: string; layout: SessionLayout; task: Task }> {
   const task = findTask(await loadDatasets([bundledDatasetDir()]), SAMPLE_TASK_ID);
   if (!task?.paper?.localRepo) throw new Error(`${SAMPLE_TASK_ID} (with its local repository) is not in ${bundledDatasetDir()}`);
   await prepareSession({ task, source: task.paper.localRepo, outDir: root, cacheDir });
@@ -60,6 +60,12 @@ export async function makeJudgedSampleSession(root: string, cacheDir: string): P
   if (!text.includes(anchor)) throw new Error(`${metrics} has no ${anchor}`);
   await fsp.writeFile(metrics, text.replace(anchor, BRIER + anchor));
   await fsp.writeFile(layout.script, '#!/usr/bin/env bash\nset -euo pipefail\ncd "$(dirname "$0")"\npython3 experiments/calibrate.py\n');
+  return { root, layout, task };
+}
+
+/** Prepares, fills with the partial solution, submits and judges (heuristic) a session in `root` (must not exist). */
+export async function makeJudgedSampleSession(root: string, cacheDir: string): Promise<JudgedSession> {
+  const { layout, task } = await makePartialSampleSession(root, cacheDir);
   const answers = JSON.parse(await fsp.readFile(path.join(bundledDatasetDir(), '..', 'solutions', 'toy-calibration', 'answers.json'), 'utf8'));
   const r = await submitAndScore(layout, answers, { judge: judgeStep({ task }) });
   if (r.judge?.error) throw new Error(`judge failed: ${r.judge.error}`);

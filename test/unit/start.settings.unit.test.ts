@@ -40,6 +40,21 @@ describe('start.sh user settings (scripts/start-settings.cjs)', () => {
     assert.equal(again.stderr, '', 'nothing to say the second time');
   });
 
+  it('sets expbench.sessionsDir to the folder of start.sh\'s session (a user setting), keeps the user\'s own and then says where that session is', async () => {
+    const file = path.join(tmp, 'settings.json');
+    const start = path.join(tmp, 'start');
+    assert.equal((await run(file, path.join(tmp, 'no-dataset'), '', start)).code, 0);
+    const s = parse(await fsp.readFile(file, 'utf8')) as Record<string, unknown>;
+    assert.equal(s['expbench.sessionsDir'], start);
+    assert.equal('expbench.image' in s, false, 'an empty image is no setting');
+    assert.equal((await run(file, path.join(tmp, 'no-dataset'), '', start)).stderr, '', 'the same folder again: nothing to say');
+    const own = path.join(tmp, 'own.json');
+    await fsp.writeFile(own, '{ "expbench.sessionsDir": "/home/me/my-sessions" }\n');
+    const r = await run(own, path.join(tmp, 'no-dataset'), '', start);
+    assert.equal((parse(await fsp.readFile(own, 'utf8')) as Record<string, unknown>)['expbench.sessionsDir'], '/home/me/my-sessions', 'the user\'s own value stays');
+    assert.match(r.stderr, /"expbench\.sessionsDir" is "\/home\/me\/my-sessions" \(kept\): start\.sh's session in .*start is not in the Results and Trajectories views/);
+  });
+
   it('writes a new file, and keeps a file that is no JSON object beside the new one', async () => {
     const fresh = path.join(tmp, 'User', 'settings.json');
     assert.equal((await run(fresh, tmp)).code, 0);

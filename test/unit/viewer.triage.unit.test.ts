@@ -12,6 +12,7 @@ import { TriageRowsMessageSchema } from '../../src/protocol/triage';
 import { compareRuns, phaseTimes } from '../../src/core/viewer/compare';
 import { loadRun } from '../../src/core/viewer/run';
 import { filterRows, groupOutcomesByActor, sortRows, triageRuns, type TriageRow } from '../../src/core/viewer/triage';
+import { runLabel } from '../../src/core/viewer/triageTable';
 import { assertNoContainers, requireDocker } from '../harness/docker';
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { ROOT, TASK_ID } from './agent.fixtures';
@@ -78,6 +79,15 @@ describe('viewer triage, report rows and compare (real sessions of sample/toycal
     assert.equal(a.E, true, 'the agent\'s script ran from a clean tree');
     const u = byRun(unjudged);
     assert.deepEqual([u.judge, u.D, u.E, u.excluded.D], [null, null, null, 'not judged']);
+  });
+
+  it('two runs of one task by one actor differ in the Run column (the session folder name); a file\'s row shows its name and, when not its name, the trajectory id', async () => {
+    const h1 = byRun(human); const h2 = byRun(unjudged);
+    assert.deepEqual([h1.task, h1.agent, h1.model, h1.actor], [h2.task, h2.agent, h2.model, h2.actor], 'the columns that were there before are the same');
+    assert.deepEqual([runLabel(h1), runLabel(h2)], ['human-1', 'human-2']);
+    assert.equal(new Set(rows.map(runLabel)).size, rows.length, 'every row a label of its own');
+    assert.equal(runLabel({ run: '/x/logs/2025-05-12_browser.eval#sample-3', source: 'file', id: 'sample-3' }), '2025-05-12_browser.eval#sample-3');
+    assert.equal(runLabel({ run: '/x/logs/swe-agent__test-repo-i1.traj', source: 'file', id: 'swe-agent__test-repo-i1' }), 'swe-agent__test-repo-i1.traj');
   });
 
   it('the monitor\'s git log flag: counted, zeroes D and I, and points at the step that ran it', async () => {

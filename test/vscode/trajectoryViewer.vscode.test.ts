@@ -53,6 +53,24 @@ describe('Trajectory viewer (real extension host)', function () {
     if (tmp) await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
   });
 
+  it('a plain open (vscode.open, as a click in the Explorer) of a real .eval and a real .traj gives the viewer; of events.jsonl and .traj.json the text editor, the viewer among the options', async () => {
+    const SWE = path.join(DATA, 'swe-agent/SWE-agent__SWE-agent/swe-agent__test-repo-i1.traj');
+    const active = () => vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    for (const file of [INSPECT, SWE]) {
+      await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file));
+      const input = await until(`the viewer as the editor of ${path.basename(file)}`, () => { const i = active(); return i instanceof vscode.TabInputCustom && i.uri.fsPath === file ? i : undefined; });
+      assert.equal(input.viewType, 'expbench.trajectory');
+      await panelOf(file);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    }
+    for (const file of [V1_EVENTS, MINI]) {
+      await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file));
+      const input = await until(`an editor of ${path.basename(file)}`, () => { const i = active(); return (i instanceof vscode.TabInputText || i instanceof vscode.TabInputCustom) && i.uri.fsPath === file ? i : undefined; });
+      assert.ok(input instanceof vscode.TabInputText, `${path.basename(file)} opens as text (the viewer is an option there)`);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    }
+  });
+
   it('opens a real Inspect .eval with vscode.openWith: the webview draws its first sample\'s rows; Go to Step selects and details a step', async () => {
     const ts = await trajectories(INSPECT);
     assert.equal(ts.length, 5);

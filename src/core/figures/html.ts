@@ -4,8 +4,12 @@ import { label } from '../metrics/table';
 import type { FigureSet } from './model';
 import { esc, figureSvg } from './svg';
 
-const STYLE = `body{font-family:Helvetica,Arial,sans-serif;font-size:14px;color:#111;background:#fff;margin:24px auto;max-width:1000px;padding:0 16px}
-h1{font-size:20px}h2{font-size:16px;margin-top:28px}table{border-collapse:collapse;font-size:12px}th,td{border-bottom:1px solid #ddd;padding:3px 6px;text-align:right;white-space:nowrap}
+// Fits a 1280 px window without horizontal scroll (test/e2e/reportWidth.e2e.test.ts): the page at
+// most 1200 px wide, each metric cell on three short lines (rate and k/n, bootstrap, Wilson), names
+// and paths broken where they must be.
+const STYLE = `body{font-family:Helvetica,Arial,sans-serif;font-size:14px;color:#111;background:#fff;margin:24px auto;max-width:1200px;padding:0 16px;overflow-wrap:anywhere}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}table{border-collapse:collapse;font-size:12px}th,td{border-bottom:1px solid #ddd;padding:3px 6px;text-align:right;vertical-align:top}
+td.m,thead th{white-space:nowrap}.ci{color:#555;font-size:11px}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}.muted{color:#555}figure{margin:16px 0}figure svg{max-width:100%;height:auto}
 .files a{margin-right:10px}ul{font-size:12px}`;
 
@@ -30,7 +34,7 @@ export function reportHtml(set: FigureSet, opts: { inputs: string[]; unconfinedN
     const cells = METRICS.map((m) => {
       const c = r.metrics[m];
       const w = set.tableWilson[`${r.group}\u0000${r.kind}\u0000${m}`];
-      return `<td title="${esc(`${c.k}/${c.n}; bootstrap by paper [${pct(c.ci?.[0])}, ${pct(c.ci?.[1])}]; Wilson {${pct(w?.[0])}, ${pct(w?.[1])}}`)}">${pct(c.rate)} [${pct(c.ci?.[0])}, ${pct(c.ci?.[1])}] {${pct(w?.[0])}, ${pct(w?.[1])}} ${c.k}/${c.n}</td>`;
+      return `<td class="m" title="${esc(`${c.k}/${c.n}; bootstrap by paper [${pct(c.ci?.[0])}, ${pct(c.ci?.[1])}]; Wilson {${pct(w?.[0])}, ${pct(w?.[1])}}`)}">${pct(c.rate)} ${c.k}/${c.n}<br><span class="ci">[${pct(c.ci?.[0])}, ${pct(c.ci?.[1])}]</span><br><span class="ci">{${pct(w?.[0])}, ${pct(w?.[1])}}</span></td>`;
     }).join('');
     return `<tr><th scope="row">${esc(r.group)}</th><td>${esc(r.kind)}</td><td>${r.tasks}</td><td>${pct(r.meanD.mean)} (n=${r.meanD.n})</td><td>${pct(r.meanI.mean)} (n=${r.meanI.n})</td>${cells}</tr>`;
   }).join('\n');

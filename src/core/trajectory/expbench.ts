@@ -22,7 +22,9 @@ export type HarnessPart = 'gen' | 'patch' | 'judge' | 'config' | 'run-config';
 
 export interface HarnessFile { file: string; part: HarnessPart; json?: Obj; text?: string }
 
-const NAME = /^(\d+)_task_index_(\d+)_iter_(\d+)(?:_duration_([\d.]+))?_eval_(gen\.json|gen\.patch|judge\.json|gen_config_config\.json)$/;
+// The paper id as task ids have it (`<conference>/<paperId>/<index>`): the harness's are OpenReview
+// numbers; a dataset's own (the bundled sample's `toycal`) are names, as parseHarnessJudgeName reads them.
+const NAME = /^([A-Za-z0-9][A-Za-z0-9.-]*)_task_index_(\d+)_iter_(\d+)(?:_duration_([\d.]+))?_eval_(gen\.json|gen\.patch|judge\.json|gen_config_config\.json)$/;
 
 /** The record a harness file belongs to, from its name (`<paper>/<index>/<iter>`), or undefined. */
 export function harnessKey(file: string): { paper: string; index: number; iter: number; key: string } | undefined {

@@ -51,8 +51,20 @@ export interface TriageRow {
   problems?: string[];
 }
 
-/** The columns rows sort by. */
-export const TRIAGE_COLUMNS = ['task', 'agent', 'model', 'actor', 'D', 'I', 'E', 'C', 'AllE', 'monitorFlags', 'steps', 'tokens', 'costUsd', 'durationMs'] as const;
+/**
+ * What tells a run from the other runs of its task in the table: a session's folder name (Open
+ * Task and run sets name each session apart), a file's name, with `#<trajectory id>` when the
+ * file's trajectory id is not its name (a log of several samples).
+ */
+export function runLabel(r: Pick<TriageRow, 'run' | 'source' | 'id'>): string {
+  if (r.source === 'session') return r.id;
+  const file = r.run.replace(/#[^#/]*$/, '');
+  const base = file.slice(file.lastIndexOf('/') + 1);
+  return r.id && r.id !== base && !base.startsWith(`${r.id}.`) ? `${base}#${r.id}` : base;
+}
+
+/** The columns rows sort by (`id` shows {@link runLabel}). */
+export const TRIAGE_COLUMNS = ['task', 'id', 'agent', 'model', 'actor', 'D', 'I', 'E', 'C', 'AllE', 'monitorFlags', 'steps', 'tokens', 'costUsd', 'durationMs'] as const;
 export type TriageColumn = (typeof TRIAGE_COLUMNS)[number];
 
 /**

@@ -38,6 +38,9 @@ export interface VerdictArgs { task?: string; verdict?: TaskVerdictValue; reason
 export interface DisputeAnswerArgs { task?: string; dispute?: string; verdict?: TaskVerdictValue; reason?: string }
 export interface ResolveArgs { task?: string; verdict?: TaskVerdictValue; resolves?: string[]; reason?: string }
 
+/** The refusal's button: VS Code's New Window (a window on no folder is no solver's window). */
+const NEW_WINDOW = 'Open a New Window';
+
 /**
  * The curator's desk in VS Code (issue 31; docs/curation.md "The curator's desk"): the queue, the
  * task pages, verdicts, resolutions, answers to disputes, edits through a scratch copy, re-judging
@@ -80,7 +83,9 @@ export class CuratorDesk implements vscode.Disposable {
 
   private async refused(): Promise<boolean> {
     if (!(await this.solverWindow())) return false;
-    void vscode.window.showWarningMessage('EXP-Bench: the curator\'s desk shows ground truth; this window holds a task session, so it is not opened here.');
+    // not awaited: the command returns at once; the button opens a window on no folder, where the desk opens
+    void vscode.window.showWarningMessage('EXP-Bench: the curator\'s desk shows ground truth; this window holds a task session, so it is not opened here. Open it in another window (File → New Window, Ctrl+Shift+N; with start.sh, the curator\'s link it prints).', NEW_WINDOW)
+      .then((pick) => (pick === NEW_WINDOW ? vscode.commands.executeCommand('workbench.action.newWindow') : undefined));
     return true;
   }
 

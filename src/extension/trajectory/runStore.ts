@@ -9,7 +9,7 @@ import { filesFingerprint, sessionsFingerprint } from '../follow/fingerprint';
 import { Recheck } from '../follow/recheck';
 import { sessionsDir } from '../openTask';
 import { onDidChange } from '../settings';
-import { TRAJECTORY_VIEW_TYPE } from '../ids';
+import { TRAJECTORY_VIEW_TYPES } from '../ids';
 
 const logger = log('trajectories');
 
@@ -52,7 +52,7 @@ export class RunStore implements vscode.Disposable {
     // A trajectory file opened in the viewer is remembered (custom editor tabs of the viewer's type).
     this.subs.push(vscode.window.tabGroups.onDidChangeTabs((e) => {
       for (const t of e.opened) {
-        if (t.input instanceof vscode.TabInputCustom && t.input.viewType === TRAJECTORY_VIEW_TYPE && t.input.uri.scheme === 'file') void this.remember(t.input.uri.fsPath);
+        if (t.input instanceof vscode.TabInputCustom && TRAJECTORY_VIEW_TYPES.includes(t.input.viewType) && t.input.uri.scheme === 'file') void this.remember(t.input.uri.fsPath);
       }
     }));
     this.watch();

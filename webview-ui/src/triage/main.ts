@@ -1,5 +1,5 @@
 import { TriageFocusMessageSchema, TriageRowsMessageSchema, type TriageFocusMessage, type TriageRowsMessage, type TriageWebviewMessage } from '../../../src/protocol/triage';
-import { filterRows, formatDuration, sortRows, TRIAGE_COLUMNS, type TriageColumn, type TriageFilter, type TriageRow } from '../../../src/core/viewer/triageTable';
+import { filterRows, formatDuration, runLabel, sortRows, TRIAGE_COLUMNS, type TriageColumn, type TriageFilter, type TriageRow } from '../../../src/core/viewer/triageTable';
 import { plural } from '../../../src/core/util/plural';
 import { el } from '../dom';
 
@@ -22,7 +22,7 @@ let focus: TriageFocusMessage | undefined;
 const focusBar = el('div', { class: 'focus', id: 'triage-focus', role: 'status' });
 
 const HEAD: Record<TriageColumn, string> = {
-  task: 'Task', agent: 'Agent', model: 'Model', actor: 'Actor', D: 'D', I: 'I', E: 'E', C: 'C', AllE: 'All·E✓',
+  task: 'Task', id: 'Run', agent: 'Agent', model: 'Model', actor: 'Actor', D: 'D', I: 'I', E: 'E', C: 'C', AllE: 'All·E✓',
   monitorFlags: 'Flags', steps: 'Steps', tokens: 'Tokens', costUsd: 'Cost (USD)', durationMs: 'Duration',
 };
 const NUMERIC = new Set<TriageColumn>(['D', 'I', 'monitorFlags', 'steps', 'tokens', 'costUsd', 'durationMs']);
@@ -55,11 +55,12 @@ function mark(x: boolean | null): HTMLElement {
 
 function cell(r: TriageRow, c: TriageColumn): HTMLElement {
   const why = r.excluded[c as keyof typeof r.excluded];
-  const td = el('td', NUMERIC.has(c) ? { class: 'num' } : {});
+  const td = el('td', { 'data-column': c, ...(NUMERIC.has(c) ? { class: 'num' } : {}) });
   if (why) td.title = why;
   switch (c) {
     case 'task': td.append(r.task ?? '(unknown)'); break;
-    case 'model': td.append(r.model ?? '–'); break;
+    case 'id': td.append(runLabel(r)); td.classList.add('run'); td.title = runLabel(r); break;
+    case 'model': td.append(r.model ?? '–'); if (r.model && !why) td.title = r.model; break;
     case 'D': case 'I': td.append(pct(r[c])); break;
     case 'E': case 'C': case 'AllE': td.append(mark(r[c])); break;
     case 'monitorFlags': td.append(r.monitorFlags ? el('span', { class: 'warn', title: `first flagged step: ${r.firstFlaggedStep}` }, `⚑ ${r.monitorFlags}`) : '0'); break;
