@@ -14,6 +14,7 @@ import { SessionService } from '../../src/core/flows/sessionService';
 import { foldRunSet, readRunSet, RunSetLayout } from '../../src/core/runs';
 import { ATTESTATION_RULES } from '../../src/core/channel/protocol';
 import { buildRunSetFixture } from '../harness/runSetFixture';
+import { cli, OFFLINE_ENV } from './cli.helpers';
 
 const SPEC = (baseline: string, extra = '') => `{
   // two people, two tasks of the fixture paper
@@ -210,5 +211,52 @@ describe('baseline campaigns (src/core/campaigns): a campaign on real files', fu
   it('the time sheet quotes RFC 4180 fields and defuses spreadsheet formulas', () => {
     const row = { person: '=cmd', task: 'a,b', session: 'q"x', start: '', end: '', workingMs: 1500, pauses: 0, submitted: false, gaveUp: true };
     assert.equal(timesheetCsv([row]).split('\r\n')[1], `'=cmd,"a,b","q""x",,,1.500,0:00:01,0,false,true`);
+  });
+});
+
+describe('baseline campaigns: the CLI (campaign create, runs links, runs timesheet, runs status)', function () {
+  this.timeout(180_000);
+  let tmp: string;
+  beforeEach(async () => {
+    tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-campaigns-cli-'));
+    await buildRunSetFixture(tmp, 2);
+  });
+  afterEach(async () => { await fsp.rm(tmp, { recursive: true, force: true }); });
+
+  it('creates a campaign of two people × two tasks, lists each person\'s link, re-issues one, and prints a four-row time sheet', async () => {
+    const file = path.join(tmp, 'campaign.jsonc');
+    const dir = path.join(tmp, 'c');
+    await fsp.writeFile(file, SPEC(TWO));
+    const made = await cli(['campaign', 'create', file, '--out', dir, '--json']);
+    assert.equal(made.code, 0, made.stderr);
+    assert.deepEqual(JSON.parse(made.stdout).assignment, [
+      { person: 'ana', task: 'fixture2026/90001/0' }, { person: 'ana', task: 'fixture2026/90001/1' },
+      { person: 'bo', task: 'fixture2026/90001/0' }, { person: 'bo', task: 'fixture2026/90001/1' },
+    ]);
+    const noKey = await cli(['runs', 'links', dir]);
+    assert.equal(noKey.code, 1);
+    assert.match(noKey.stderr, /EXPBENCH_CAMPAIGN_KEY/);
+    const env = { ...OFFLINE_ENV, EXPBENCH_CAMPAIGN_KEY: KEY };
+    const links = await cli(['runs', 'links', dir, '--json'], { env });
+    assert.equal(links.code, 0, links.stderr);
+    const l1 = JSON.parse(links.stdout) as Array<{ person: string; url: string }>;
+    assert.deepEqual(l1.map((l) => l.person), ['ana', 'bo']);
+    assert.ok(l1.every((l) => /^http:\/\/127\.0\.0\.1:8470\/\?tkn=[\w-]{43}$/.test(l.url)));
+    const re = await cli(['runs', 'links', dir, '--json', '--reissue', 'bo'], { env });
+    const l2 = JSON.parse(re.stdout) as Array<{ person: string; url: string }>;
+    assert.equal(l2[0].url, l1[0].url, 'ana keeps her link');
+    assert.notEqual(l2[1].url, l1[1].url, 'bo gets a new one');
+    const sheet = await cli(['runs', 'timesheet', dir, '--csv']);
+    assert.equal(sheet.code, 0, sheet.stderr);
+    assert.equal(sheet.stdout.split('\r\n').filter(Boolean).length, 5, 'a header and four rows');
+    const status = await cli(['runs', 'status', dir, '--json']);
+    assert.equal(status.code, 0, status.stderr);
+    const s = JSON.parse(status.stdout) as { kind: string; rows: Array<{ person: string; status: string }> };
+    assert.equal(s.kind, 'campaign');
+    assert.deepEqual(s.rows.map((r) => `${r.person} ${r.status}`), ['ana not started', 'ana not started', 'bo not started', 'bo not started']);
+    await fsp.writeFile(file, SPEC('{"baseliners": [{"id": "ana"}], "assignment": "balanced"}'));
+    const changed = await cli(['campaign', 'create', file, '--out', dir]);
+    assert.equal(changed.code, 1);
+    assert.match(changed.stderr, /changes this campaign's assignment[\s\S]*- bo fixture2026\/90001\/0/);
   });
 });
