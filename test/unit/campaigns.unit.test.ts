@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import {
   balancedAssignment, campaignBoard, campaignKey, campaignLinks, campaignTimesheet, CampaignLog, createCampaign, fixedAssignment, linkStates,
-  parseCampaignSpec, personOfToken, personTasks, planCampaign, readCampaignSpec, reissueLink, revokeLink, timesheetCsv, type AssignableTask,
+  parseCampaignSpec, personOfToken, personTasks, planCampaign, readCampaignSpec, reissueLink, revokeLink, startCampaignFront, timesheetCsv, type AssignableTask,
 } from '../../src/core/campaigns';
 import { isExpBenchError } from '../../src/core/errors';
 import { CHANNEL_CLIENT } from '../../src/core/flows/baselineChannel';
@@ -206,6 +206,43 @@ describe('baseline campaigns (src/core/campaigns): a campaign on real files', fu
     assert.equal(csv[1], 'ana,fixture2026/90001/0,fixture2026-90001-0.ana.a1,2026-12-01T10:00:00.000Z,2026-12-01T11:15:00.000Z,1800.000,0:30:00,1,true,false');
     assert.equal(csv[3], 'bo,fixture2026/90001/0,fixture2026-90001-0.bo.a1,,,0.000,0:00:00,0,false,false');
     assert.equal(csv.length, 6, 'header, four rows, the final CRLF');
+  });
+
+  it('the front door: each person\'s link opens only their own landing page and sessions; the other\'s session, a wrong or re-issued token are refused', async () => {
+    await create();
+    const v = await view();
+    const links = await campaignLinks(dir, v, KEY);
+    const front = await startCampaignFront({ dir, key: KEY, gate: async () => ({ state: 'preparing', position: 2 }) });
+    try {
+      const tokenOf = (p: string) => new URL(links.find((l) => l.person === p)!.url!).searchParams.get('tkn')!;
+      const get = (p: string, cookie?: string) => fetch(front.origin + p, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+      const enter = async (p: string) => {
+        const r = await get(`/?tkn=${tokenOf(p)}`);
+        assert.equal(r.status, 303);
+        assert.equal(r.headers.get('location'), '/', 'the token leaves the address bar');
+        const c = r.headers.get('set-cookie')!;
+        assert.match(c, /HttpOnly; SameSite=Strict/);
+        return c.split(';')[0];
+      };
+      const ana = await enter('ana');
+      const bo = await enter('bo');
+      const anaPage = await (await get('/', ana)).text();
+      assert.match(anaPage, /Your tasks, ana/);
+      assert.match(anaPage, /fixture2026-90001-0\.ana\.a1/);
+      assert.doesNotMatch(anaPage, /\.bo\./, 'nothing of bo\'s sessions');
+      assert.match(await (await get('/', bo)).text(), /fixture2026-90001-1\.bo\.a1/);
+      assert.equal((await get('/s/fixture2026-90001-0.bo.a1/', ana)).status, 403, 'ana\'s cookie does not open bo\'s session');
+      const own = await get('/s/fixture2026-90001-0.ana.a1/', ana);
+      assert.equal(own.status, 503);
+      assert.match(await own.text(), /Your task is being prepared[\s\S]*number 2 in the queue/);
+      assert.equal((await get('/')).status, 401);
+      assert.equal((await get('/?tkn=' + 'A'.repeat(43))).status, 403);
+      await reissueLink(dir, v, 'bo');
+      assert.equal((await get('/', bo)).status, 403, 'a re-issued link refuses the old cookie at once');
+      assert.equal((await get('/', ana)).status, 200);
+    } finally {
+      await front.close();
+    }
   });
 
   it('the time sheet quotes RFC 4180 fields and defuses spreadsheet formulas', () => {

@@ -13,3 +13,4 @@ export * from './tokens';
 export * from './sessions';
 export * from './views';
 export * from './links';
+export * from './front';
