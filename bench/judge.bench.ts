@@ -68,7 +68,13 @@ async function prepareToycal(root: string): Promise<Sample> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
-interface Timing { wallMs: number; serverMs: number; requests: number }
+interface Timing {
+  wallMs: number;
+  /** CPU time of this process meanwhile (user + system, every thread; child processes such as git not counted), ms: what a loaded machine inflates less. */
+  cpuMs: number;
+  serverMs: number;
+  requests: number;
+}
 
 export async function run(): Promise<Record<string, unknown>> {
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-bench-judge-'));
@@ -86,10 +92,12 @@ export async function run(): Promise<Record<string, unknown>> {
     const timed = async (f: () => Promise<unknown>): Promise<Timing & { reqs: RecordedRequest[] }> => {
       const from = server.requests.length;
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       await f();
       const wallMs = performance.now() - t0;
+      const c = process.cpuUsage(c0);
       const reqs = server.requests.slice(from);
-      return { wallMs, serverMs: sum(reqs.map((r) => r.serverMs ?? 0)), requests: reqs.length, reqs };
+      return { wallMs, cpuMs: (c.user + c.system) / 1000, serverMs: sum(reqs.map((r) => r.serverMs ?? 0)), requests: reqs.length, reqs };
     };
     const heuristic = (s: Sample) => timed(() => judgeSession(s.sessionDir, { task: s.task }));
     const llm = async (s: Sample) => {
@@ -127,6 +135,7 @@ export async function run(): Promise<Record<string, unknown>> {
     for (const [name, s] of Object.entries(series)) {
       const r = {
         heuristicMs: median(s.heuristic.map((t) => t.wallMs)),
+        heuristicCpuMs: median(s.heuristic.map((t) => t.cpuMs)),
         llmWallMs: median(s.llm.map((t) => t.wallMs)),
         llmServerMs: median(s.llm.map((t) => t.serverMs)),
         llmNetMs: median(s.llm.map(net)),
@@ -139,7 +148,7 @@ export async function run(): Promise<Record<string, unknown>> {
       result[name] = r;
       const f = (x: number) => x.toFixed(1);
       console.log(`judge ${name}: medians of ${RUNS}, ms per task (target ≤ 50 ms); load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} CPUs:`);
-      console.log(`  heuristic ${f(r.heuristicMs)} ms`);
+      console.log(`  heuristic ${f(r.heuristicMs)} ms (CPU time of the process ${f(r.heuristicCpuMs)} ms; git's child processes not counted)`);
       console.log(`  llm ${f(r.llmNetMs)} ms net (wall ${f(r.llmWallMs)} − fake server ${f(r.llmServerMs)}; ${r.llmRequests} HTTP requests, concurrency ${CONCURRENCY}); cached re-run ${f(r.llmCachedMs)} ms (0 requests)`);
       console.log(`  baseline: the same ${r.llmRequests} requests through the openai client ${f(r.baselineNetMs)} ms net (wall ${f(r.baselineWallMs)}); llm − baseline ${f(r.llmMinusBaselineMs)} ms`);
     }

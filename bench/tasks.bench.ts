@@ -4,10 +4,12 @@
  * Target (issue 2): loader ≤ 2× raw. Prints medians of N runs after warm-up, in ms, and the ratio.
  */
 import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadDatasets } from '../src/core/tasks/loader';
 
-const DATA = path.resolve(__dirname, '../../../shared/data/exp-bench');
+/** The shared task files (env BENCH_TASKS_DATA, default `../shared/data/exp-bench` beside the repository). */
+const DATA = process.env.BENCH_TASKS_DATA ?? path.resolve(__dirname, '../../../shared/data/exp-bench');
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await fsp.readdir(dir, { recursive: true, withFileTypes: true });
@@ -50,8 +52,9 @@ export async function run(): Promise<Record<string, number>> {
   for (let i = 0; i < 5; i++) { await raw(); await loader(); }
   const [rawMs, loaderMs] = await interleavedMedians(raw, loader, 31);
   const ratio = loaderMs / rawMs;
-  console.log(`tasks: raw JSON.parse ${rawMs.toFixed(1)} ms, load+validate ${loaderMs.toFixed(1)} ms, ratio ${ratio.toFixed(2)}× (target ≤ 2×)`);
-  return { rawMs, loaderMs, ratio };
+  const load = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+  console.log(`tasks: raw JSON.parse ${rawMs.toFixed(1)} ms, load+validate ${loaderMs.toFixed(1)} ms, ratio ${ratio.toFixed(2)}× (target ≤ 2×); load average ${load}`);
+  return { rawMs, loaderMs, ratio, loadAverage1: os.loadavg()[0] };
 }
 
 if (require.main === module) void run();

@@ -8,8 +8,9 @@
  *
  * Three sessions: the sample task's real solution (sample/toycal/0, prepared with prepareSession),
  * a script that sleeps 1 s, and a script that only echoes (own time ≈ 0: the worst case).
- * Prints medians of RUNS runs (env BENCH_RUNS, default 7) in ms, the ratios, and where the
- * verifier's time goes (before the script starts / the run / after it ends).
+ * Prints medians of RUNS runs (env BENCH_RUNS, default 7) in ms, the ratios, the load average, and
+ * where the verifier's time goes ({@link VerifyTiming}: before the start, the start, the script,
+ * archiving and exit, after the container exited).
  */
 import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
@@ -78,16 +79,29 @@ async function ownTime(workspace: string): Promise<number> {
   return Number(stdout.trim()) / 1000;
 }
 
-/** `beforeMs`: call → container about to start; `runMs`: the record's duration (start → exit); `afterMs`: the rest. */
-interface VerifyTiming { totalMs: number; beforeMs: number; runMs: number; afterMs: number; ok: boolean }
+/**
+ * Where one verification's time goes, ms: `beforeMs` call → container about to start; `startMs`
+ * → the script starts (engine start, the clean tree extracted: the record's `scriptStartedAt`);
+ * `runMs` the script (the record's duration); `exitMs` script end → container exit (the wrapper
+ * archives the changed files; the engine's `containerExitedAt`); `afterMs` container exit → the
+ * verifier returns (claims, record, container removal); `afterMs` + `exitMs` + `startMs` is what
+ * was one "after" figure before.
+ */
+interface VerifyTiming { totalMs: number; beforeMs: number; startMs: number; runMs: number; exitMs: number; afterMs: number; ok: boolean }
 
 async function verifyOnce(root: string): Promise<VerifyTiming> {
   const t0 = performance.now();
   let started = t0;
   const r = await runVerification(root, { image: IMAGE, limits: { timeoutMs: 600_000 }, onStarted: () => { started = performance.now(); } });
-  const totalMs = performance.now() - t0;
+  const end = performance.now();
+  const wallAt = (perf: number) => Date.now() - (performance.now() - perf); // a performance.now() time on the wall clock
   const runMs = r.durationMs ?? 0;
-  return { totalMs, beforeMs: started - t0, runMs, afterMs: totalMs - (started - t0) - runMs, ok: r.exitCode === 0 };
+  const scriptStart = r.scriptStartedAt ? Date.parse(r.scriptStartedAt) : wallAt(started);
+  const exited = r.containerExitedAt ? Date.parse(r.containerExitedAt) : scriptStart + runMs;
+  return {
+    totalMs: end - t0, beforeMs: started - t0, startMs: scriptStart - wallAt(started), runMs, exitMs: exited - (scriptStart + runMs),
+    afterMs: wallAt(end) - exited, ok: r.exitCode === 0,
+  };
 }
 
 export async function run(): Promise<Record<string, number>> {
@@ -119,15 +133,16 @@ export async function run(): Promise<Record<string, number>> {
     }
     const baseMs = median(base);
     const out: Record<string, number> = { runs: RUNS, dockerRunTrueMs: baseMs };
-    console.log(`verify: image ${IMAGE}; medians of ${RUNS} interleaved runs; docker run --rm IMAGE true ${baseMs.toFixed(0)} ms`);
+    console.log(`verify: image ${IMAGE}; medians of ${RUNS} interleaved runs; docker run --rm IMAGE true ${baseMs.toFixed(0)} ms; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     for (const n of names) {
       const ownMs = median(own[n]);
       const m = (k: keyof VerifyTiming) => median(ver[n].map((v) => v[k] as number));
       const ratio = m('totalMs') / (baseMs + ownMs);
       console.log(`verify: ${n.padEnd(6)} script own ${ownMs.toFixed(0)} ms; verifier ${m('totalMs').toFixed(0)} ms ` +
-        `(before start ${m('beforeMs').toFixed(0)}, run ${m('runMs').toFixed(0)}, after ${m('afterMs').toFixed(0)}); ` +
+        `(before start ${m('beforeMs').toFixed(0)}, start ${m('startMs').toFixed(0)}, run ${m('runMs').toFixed(0)}, archive and exit ${m('exitMs').toFixed(0)}, after exit ${m('afterMs').toFixed(0)}); ` +
         `ratio ${ratio.toFixed(2)}× of (docker run true + own) (target ≤ 1.2×)`);
-      Object.assign(out, { [`${n}OwnMs`]: ownMs, [`${n}VerifyMs`]: m('totalMs'), [`${n}BeforeMs`]: m('beforeMs'), [`${n}RunMs`]: m('runMs'), [`${n}AfterMs`]: m('afterMs'), [`${n}Ratio`]: ratio });
+      Object.assign(out, { [`${n}OwnMs`]: ownMs, [`${n}VerifyMs`]: m('totalMs'), [`${n}BeforeMs`]: m('beforeMs'), [`${n}StartMs`]: m('startMs'), [`${n}RunMs`]: m('runMs'),
+        [`${n}ExitMs`]: m('exitMs'), [`${n}AfterMs`]: m('afterMs'), [`${n}Ratio`]: ratio });
     }
     return out;
   } finally {

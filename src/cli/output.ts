@@ -30,10 +30,21 @@ export function endQuietlyOnClosedPipe(streams: NodeJS.WriteStream[] = [process.
     if (installed.has(s)) continue;
     installed.add(s);
     s.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+      const closed = e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED';
+      if (held && (closed || e.code === 'EIO')) return; // a command cleaning up after its terminal went away (signals.ts)
+      if (closed) process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
       throw e;
     });
   }
 }
 
 const installed = new WeakSet<NodeJS.WriteStream>();
+let held = false;
+
+/**
+ * From now on, a closed or broken output (`EPIPE`, `EIO`: the terminal was closed, SIGHUP) no longer
+ * ends the process: what it prints is lost, and the command finishes its cleanup (src/cli/signals.ts).
+ */
+export function holdClosedOutput(): void {
+  held = true;
+}

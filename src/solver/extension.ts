@@ -23,7 +23,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const out = vscode.window.createOutputChannel('EXP-Bench (proctored)', { log: true });
   const restoreLog = setLogSink((level, component, message) => out[level](`[${component}] ${message}`));
   const socketPath = process.env.EXPBENCH_CHANNEL_SOCKET || DEFAULT_SOCKET;
-  const client = new ChannelClient({ socketPath, queueFile: path.join(path.dirname(socketPath), 'solver-queue.jsonl') });
+  // the queue in the editor's user data (the container user's): the channel folder itself is the host's
+  const client = new ChannelClient({ socketPath, queueFile: path.join(path.dirname(socketPath), 'editor', 'solver-queue.jsonl') });
   const solver = new Solver(context, client);
   context.subscriptions.push(out, { dispose: restoreLog }, { dispose: () => client.dispose() }, solver,
     vscode.commands.registerCommand('expbench.solver.showTask', () => solver.panel.show()),

@@ -13,7 +13,9 @@ import type { Browser, Page } from 'playwright-core';
 import { startProctoredBaseline, type ProctoredBaseline } from '../../src/core/flows/proctoredBaseline';
 import { SessionLayout } from '../../src/core/layout';
 import { bundledDatasetDir } from '../../src/core/paths';
-import { proctoredContractBreaches } from '../../src/core/proctor';
+import { FORWARDER_CSP, proctoredContractBreaches } from '../../src/core/proctor';
+import { ChannelClient } from '../../src/core/channel/client';
+import { ATTESTATION_RULES } from '../../src/core/channel/protocol';
 import { execText, listProjectContainers, removeWorkContainer } from '../../src/core/sandbox';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
 import { launchChromium } from '../harness/browser';
@@ -115,12 +117,55 @@ describe('proctored window: the editor runs in the work container (issue 13)', f
     assert.equal(info.HostConfig.NetworkMode, 'none');
     assert.equal(info.Config.User, 'solver');
     assert.deepEqual(info.Mounts.map((m) => `${m.Destination} ${m.RW ? 'rw' : 'ro'}`).sort(), [
-      '/expbench/channel rw', '/expbench/editor ro', '/expbench/extensions ro', '/expbench/node/bin/node ro', '/workspace rw',
+      '/expbench/channel rw', '/expbench/channel/editor/Machine rw', '/expbench/channel/editor/Machine/settings.json ro',
+      '/expbench/channel/editor/User rw', '/expbench/channel/editor/User/settings.json ro',
+      '/expbench/editor ro', '/expbench/extensions ro', '/expbench/node/bin/node ro', '/workspace rw',
     ]);
     assert.ok(!info.Mounts.some((m) => /docker\.sock/.test(`${m.Source} ${m.Destination}`)), 'no Docker socket mounted');
     assert.ok(!info.Mounts.some((m) => m.Source.startsWith(layout.private) || m.Source.includes('pristine')), 'no private/ and no pristine cache');
     const ps = await asSolver('ps -eo user=,args= | grep -F code-server/out/node/entry.js | grep -v grep');
     assert.match(ps.stdout, /^solver\s+\/expbench\/node\/bin\/node /m, 'code-server runs as the container user, from the mounted node');
+  });
+
+  it('the window\'s settings are the host\'s (read-only, User/ and Machine/ cannot be renamed away), the channel\'s sockets cannot be replaced, no port proxy (issue 26)', async function () {
+    // What the solver tries in the container (in /expbench/channel), and the error the kernel gives.
+    const tries: Record<string, string> = {
+      'write-user-settings': 'echo {} > editor/User/settings.json',
+      'write-machine-settings': 'echo {} > editor/Machine/settings.json',
+      'remove-user-settings': 'rm editor/User/settings.json',
+      'rename-user': 'mv editor/User editor/User.away',
+      'rename-machine': 'mv editor/Machine editor/Machine.away',
+      'rename-user-data': 'mv editor editor.away',
+      'remove-editor-socket': 'rm -f code-server.sock',
+      'remove-channel-socket': 'rm -f session.sock',
+      'new-file': 'touch planted',
+      'bind-beside': '/expbench/node/bin/node -e "require(\'net\').createServer().listen(\'second.sock\').on(\'error\', (e) => { console.error(\'bind: \' + e.code); process.exit(1); })"',
+      'write-queue': 'echo > editor/solver-queue.probe && rm editor/solver-queue.probe',
+    };
+    const got: Record<string, string> = {};
+    for (const [what, cmd] of Object.entries(tries)) {
+      const r = await asSolver(`cd /expbench/channel && { ${cmd}; }`);
+      got[what] = r.exitCode === 0 ? 'done' : (r.stderr.trim().split(': ').pop() ?? r.stderr);
+    }
+    assert.deepEqual(got, {
+      'write-user-settings': 'Read-only file system', 'write-machine-settings': 'Read-only file system',
+      'remove-user-settings': 'Device or resource busy', 'rename-user': 'Device or resource busy', 'rename-machine': 'Device or resource busy',
+      'rename-user-data': 'Permission denied', 'remove-editor-socket': 'Permission denied', 'remove-channel-socket': 'Permission denied',
+      'new-file': 'Permission denied', 'bind-beside': 'EACCES', 'write-queue': 'done',
+    });
+    // what the window reads is the host's copy
+    const inside = JSON.parse((await asSolver('cat /expbench/channel/editor/User/settings.json')).stdout) as Record<string, unknown>;
+    assert.deepEqual(inside, JSON.parse(fs.readFileSync(path.join(layout.root, 'editor-settings', 'User.settings.json'), 'utf8')));
+    assert.equal(inside['chat.disableAIFeatures'], true);
+    assert.deepEqual(inside['extensions.allowed'], { 'expbench.expbench-solver': true });
+    // code-server without its proxy, and the forwarder refusing it; the forwarder's CSP on the editor's page
+    assert.match((await asSolver('tr "\\0" " " < /proc/1/cmdline')).stdout, /--disable-proxy/);
+    const cookie = String((await get(served!.url)).headers['set-cookie']?.[0]).split(';')[0];
+    assert.equal((await get(`${served!.forwarder.origin}/proxy/8081/`, { cookie })).status, 403);
+    assert.equal((await get(`${served!.forwarder.origin}/absproxy/8081/`, { cookie })).status, 403);
+    const page = await get(`${served!.forwarder.origin}/?folder=/workspace`, { cookie });
+    assert.equal(page.status, 200);
+    assert.ok(String(page.headers['content-security-policy']).includes(FORWARDER_CSP), 'the forwarder\'s policy on the workbench page');
   });
 
   it('grep -rF over the container file system (extensions and /proc/*/environ included) finds neither the expected outcome nor the masked script', async function () {
@@ -259,5 +304,29 @@ describe('proctored window: the editor runs in the work container (issue 13)', f
     await wb.screenshot('13-solver-reconnected');
     assert.equal((await served!.container.container.inspect()).State.Running, true);
     assert.equal((await asSolver('cat /workspace/notes.txt')).stdout, 'saved before the stop\n');
+  });
+  it('a paused clock pauses the work container (docker pause); the forwarder shows the paused page and its button resumes (issue 26)', async function () {
+    const c = new ChannelClient({ socketPath: path.join(layout.channel, 'session.sock'), queueFile: path.join(tmp, 'host-queue.jsonl'), retryMs: 100 });
+    try {
+      await c.start();
+      for (const until = Date.now() + 20_000; !c.status.connected && Date.now() < until;) await new Promise((r) => setTimeout(r, 100));
+      await c.call('attest', { baseliner: 'e2e', rules: [...ATTESTATION_RULES] });
+      await c.call('clock', { op: 'start' });
+      assert.equal((await served!.container.container.inspect()).State.Paused, false);
+      await c.call('clock', { op: 'pause', reason: 'lunch' });
+      assert.equal((await served!.container.container.inspect()).State.Paused, true, 'docker pause with the clock');
+      const page = browser ? await (await browser.newContext()).newPage() : undefined;
+      assert.ok(page, 'the browser of the earlier tests');
+      await page.goto(served!.url, { waitUntil: 'domcontentloaded' });
+      assert.match(await page.locator('h1').innerText(), /The clock is paused/);
+      await page.screenshot({ path: path.join(IMAGES, '26-clock-paused.png') });
+      await Promise.all([page.waitForURL((u) => u.pathname === '/', { timeout: 60_000 }), page.locator('#expbench-resume').click()]);
+      assert.equal((await served!.container.container.inspect()).State.Paused, false, 'running again');
+      const st = await c.call('state', {});
+      assert.ok(!st.queued && st.result.clock.status === 'running');
+      await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 90_000 });
+    } finally {
+      c.dispose();
+    }
   });
 });

@@ -29,6 +29,13 @@ export type Reply =
   | { status: number; message?: string; retryAfterMs?: number }
   /** Never answer (the socket stays open until the client gives up or the server closes). */
   | { hang: true }
+  /** A 200 (or `status`) whose body is exactly `body` (JSON that is no chat completion, an error object, …). */
+  | { raw: string; status?: number }
+  /**
+   * The headers and the first `bytes` bytes (default: half) of a valid completion whose message
+   * is `content`, then the connection is cut (a proxy or the server dying mid-reply).
+   */
+  | { cut: true; bytes?: number; content?: string }
   /**
    * An assistant message asking for tool calls (finish_reason `tool_calls`): each call's
    * `arguments` is sent as given when a string (malformed JSON on purpose), else JSON.stringify'd;
@@ -94,6 +101,23 @@ export class FakeOpenAIServer {
     this.requests.push(rec);
     const reply = this.queue.length ? this.queue.shift()! : await this.handler(rec, this.requests.length);
     if ('hang' in reply) return; // keep the socket open
+    if ('raw' in reply) {
+      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply.raw) });
+      res.end(reply.raw);
+      rec.serverMs = performance.now() - t0;
+      return;
+    }
+    if ('cut' in reply) {
+      const text = JSON.stringify({
+        id: `chatcmpl-${this.requests.length}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: body?.model ?? 'fake-model',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: reply.content ?? 'a reply that never arrives whole', refusal: null } }],
+        usage: { ...this.defaultUsage, total_tokens: this.defaultUsage.prompt_tokens + this.defaultUsage.completion_tokens },
+      });
+      const buf = Buffer.from(text, 'utf8');
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': buf.length });
+      res.write(buf.subarray(0, reply.bytes ?? Math.floor(buf.length / 2)), () => res.socket?.destroy());
+      return;
+    }
     if ('status' in reply) {
       const headers: Record<string, string> = {};
       if (reply.retryAfterMs !== undefined) headers['retry-after-ms'] = String(reply.retryAfterMs);

@@ -1,6 +1,6 @@
 // `expbench report DIR… --figures OUT` over the real reference-harness output (with mutated
 // variants of its files) and a folder of real sessions of the bundled sample (a person's, judged
-// offline by the heuristic judge; a copy an outside agent attached to, unconfined): table.csv holds
+// offline by the heuristic judge; another an outside agent attached to, unconfined): table.csv holds
 // the numbers of `report --json`, the SVGs parse as XML, the Vega-Lite specs validate against the
 // vega-lite package's own schema. (report.html in Chromium: test/e2e/results.e2e.test.ts.)
 import * as assert from 'node:assert/strict';
@@ -46,9 +46,10 @@ describe('cli: report --figures', function () {
     sessions = path.join(tmp, 'sessions');
     const human = path.join(sessions, 'human-toycal');
     await makeHumanSession(human, path.join(tmp, 'cache'), { verify: false });
-    // a copy an outside agent attached to with its own shell (docs/outside-agents.md): an agent's run, unconfined
+    // a session an outside agent attached to with its own shell (docs/outside-agents.md): an agent's run, unconfined;
+    // a run of its own (a copy of the human's folder would be the same run, which report counts once: folded)
     const outside = path.join(sessions, 'outside-toycal');
-    await fsp.cp(human, outside, { recursive: true });
+    await makeHumanSession(outside, path.join(tmp, 'cache'), { verify: false });
     const service = new SessionService();
     const h = await service.open(outside, { client: 'test' });
     await h.record({ type: 'agent.attached', client: 'claude-code', via: 'mcp', transport: 'stdio', unconfined: true });

@@ -160,6 +160,45 @@ describe('curate lint: file rules', function () {
     assert.equal(report.counts['duplicate-task'], 0, 'the variant is not linted, so its question is no duplicate');
   });
 
+  it('every error `tasks validate` reports for a file it linted is a finding or an unreadable input (never 0 and 0)', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-curate-rejected-'));
+    cleanup.push(dir);
+    let deep: unknown = { v: 1 };
+    for (let i = 0; i < 70; i++) deep = { k: deep };
+    const ok = { question: 'q?', method: 'm', expected_outcome: 'e', design_complexity: { independent_variables: { lr: [0.1] } } };
+    const files: Record<string, unknown> = {
+      'conf/2001/2001_complete_final.json': [ok], // an array at the top, not {questions}
+      'conf/2002/2002_complete_final.json': { questions: [deep] }, // the only entry nested past the limit
+      'conf/2003/2003_complete_final.json': { questions: [ok, deep] }, // one entry loaded, one not
+      'conf/2004/2004_complete_final.json': { questions: [1, 'x'] }, // entries that are no objects
+      'conf/2005/2005_complete_final.json': { questions: { a: 1 } },
+      'conf/2006/2006_complete_final.json': { questions: [] }, // holds no task
+      'conf/2007/2007_complete_final.json': 'text', // JSON, no object
+      'conf/2008/2008_complete_final.json': { questions: [ok] },
+      'conf/2008_complete_final.json': { questions: [ok] }, // a second file of paper conf/2008 (by the loader's naming)
+    };
+    for (const [rel, body] of Object.entries(files)) {
+      await fsp.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+      await fsp.writeFile(path.join(dir, rel), JSON.stringify(body));
+    }
+    const validated = await cli('tasks', 'validate', dir, '--no-sample', '--json');
+    const problems = (JSON.parse(validated.stdout) as { problems: Array<{ file: string; pointer: string; severity: string; message: string }> }).problems;
+    const rejected = new Set(problems.filter((p) => p.severity === 'error').map((p) => p.file));
+    assert.equal(rejected.size, 7, JSON.stringify(problems, null, 1)); // every file but the empty one (a warning)
+    const r = await cli('curate', 'lint', dir, '--no-sample', '--json');
+    const report = JSON.parse(r.stdout) as LintReport;
+    for (const p of problems) {
+      const said = report.unreadable.some((u) => u.input === p.file) ||
+        report.findings.some((f) => f.file === p.file && f.severity === p.severity && (f.pointer === p.pointer || p.pointer.startsWith(f.pointer + '/')) && f.message.includes(p.message));
+      if (p.severity === 'error') assert.ok(said, `validate's ${p.severity} "${p.message}" at ${p.file}#${p.pointer} is neither a finding nor unreadable: ${JSON.stringify(report.findings.filter((f) => f.file === p.file))}`);
+    }
+    // a file holding no task at all is said (a warning), not a silent 0
+    assert.ok(report.findings.some((f) => f.file.endsWith('2006_complete_final.json') && f.rule === 'not-loaded' && f.severity === 'warning'));
+    assert.equal(r.code, 2, 'a file that holds no task file at all is unreadable: exit 2');
+    // 2003's loaded entry is still linted
+    assert.ok(report.findings.some((f) => f.task === 'conf/2003/0'), JSON.stringify(report.findings.map((f) => [f.task, f.rule])));
+  });
+
   it('distinctive numbers of an expected outcome: 3 significant digits without leading and trailing zeros, no bare integers', () => {
     const claims = distinctiveClaims('Accuracy 93.12% (vs 87.0%), loss 0.712, gain 12.5x, 100% recall, p 0.05, horizon 720, ratio 1.000, 0.0931.');
     assert.deepEqual(claims.map((c) => c.text), ['93.12%', '0.712', '12.5x', '0.0931']);
@@ -317,6 +356,62 @@ describe('curate lint: repository rules (git repositories built here)', function
     await fsp.writeFile(curation, '{ "version": 1, ');
     const broken = await lintTasks({ inputs: [ds], cacheDir: cache });
     assert.deepEqual(byRule(broken, 'curation-file').map((f) => [f.pointer, /^not JSON \(with comments\): \w+ at line 1$/.test(f.message)]), [['', true]]);
+  });
+
+  it('short expected numbers (issue 33): "0.16 at 100 samples … 0.004 at 100000 samples" in a kept notes file is a leak; one alone, code literals, another unit or a number the brief states are not', async () => {
+    const outcome = 'The mean absolute error should fall from about 0.16 at 100 samples to about 0.004 at 100000 samples.';
+    const r0 = await repo('short', [{
+      'train.py': lines(20, 'train'),
+      'notes/sweep.md': '# Sweep notes\n\nMAE: 0.16 at 100 samples … 0.004 at 100000 samples\n',
+    }]);
+    const ds = await dataset('short-ds', [task({ expected_outcome: outcome, requirements: ['Step 1 (/workspace/train.py:1)'] })]);
+    const r = await cli('curate', 'lint', ds, '--source', r0.path, '--cache', cache, '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const leaks = byRule(JSON.parse(r.stdout) as LintReport, 'leak-expected-number');
+    assert.deepEqual(leaks.map((f) => f.message.match(/^expected_outcome's "([^"]+)"/)?.[1]), ['0.16', '0.004']);
+    assert.match(leaks[0].message, /matched "0\.16" at notes\/sweep\.md:3 with the outcome's "0\.004" within 2 lines in kept files/);
+
+    // none of these is a leak: one short number alone, literals of code, another unit, a data line, an SVG
+    const r1 = await repo('short-clean', [{
+      'train.py': lines(20, 'train') + 'dropout = 0.16\nweight_decay = 0.004\n',
+      'notes.md': 'We tried 0.16 once.\n\n\n\nMemory: 16GB, 4GB.\n',
+      'data/values.txt': '0.16 0.004 0.1 0.2 0.3 0.4 0.5 0.6 0.7\n',
+      'fig.svg': '<svg><text>0.16 at 100 samples, 0.004 at 100000 samples</text></svg>\n',
+    }]);
+    const clean = await cli('curate', 'lint', ds, '--source', r1.path, '--cache', cache, '--json');
+    assert.deepEqual(byRule(JSON.parse(clean.stdout) as LintReport, 'leak-expected-number'), []);
+
+    // a comment of code with a word counts; one short number with two of its context words counts
+    const r2 = await repo('short-comment', [{
+      'train.py': lines(20, 'train'),
+      'utils.py': lines(3, 'utils') + '# expected: 0.16 here, 0.004 with all the data\n',
+      'log.txt': 'absolute error ~0.16 (100 samples)\n',
+    }]);
+    const two = byRule(JSON.parse((await cli('curate', 'lint', ds, '--source', r2.path, '--cache', cache, '--json')).stdout) as LintReport, 'leak-expected-number');
+    assert.deepEqual(two.map((f) => f.message.replace(/ \(.*?\) matched/, ' matched').replace(/ in kept files.*/, '')), [
+      'expected_outcome\'s "0.16" matched "0.16" at log.txt:1, "0.16" at utils.py:4 with the outcome\'s "0.004" and its context words "error", "sample" within 2 lines',
+      'expected_outcome\'s "0.004" matched "0.004" at utils.py:4 with the outcome\'s "0.16" within 2 lines',
+    ]);
+
+    // the brief states the numbers: no secret, no leak
+    const given = await dataset('short-given', [task({ expected_outcome: outcome, method: 'Expect about 0.16 at 100 samples and 0.004 at 100000.', requirements: ['Step 1 (/workspace/train.py:1)'] })]);
+    const known = await cli('curate', 'lint', given, '--source', r0.path, '--cache', cache, '--json');
+    assert.deepEqual(byRule(JSON.parse(known.stdout) as LintReport, 'leak-expected-number'), []);
+  });
+
+  it('a partial copy (a blob absent from the object store, as in a mirror without its largest files) is linted; the absent file is counted, not read', async () => {
+    const partial = await repo('partial', [{ 'train.py': lines(20, 'train'), 'notes.txt': 'we reach 93.12% accuracy\n', 'weights.bin': 'big\n' }]);
+    const blob = (await git(['rev-parse', 'HEAD:weights.bin'], { repo: { checkout: partial.path } })).text.trim();
+    await fsp.rm(path.join(partial.path, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    const ds = await dataset('partial-ds', [task({ expected_outcome: 'Accuracy reaches 93.12%.', requirements: ['Step 1: weights (/workspace/weights.bin)'] })]);
+    const r = await cli('curate', 'lint', ds, '--source', partial.path, '--cache', cache, '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as LintReport;
+    assert.deepEqual(report.repositories, [{ source: partial.path, commit: partial.shas[0], absent: 1 }]);
+    assert.match(byRule(report, 'leak-expected-number')[0]?.message ?? '', /"93\.12%" at notes\.txt:1/);
+    assert.equal(byRule(report, 'ref-file-missing').length, 0, 'the absent file is in the tree');
+    const text = await cli('curate', 'lint', ds, '--source', partial.path, '--cache', cache);
+    assert.match(text.stdout, /1 file absent from its object store: not scanned/);
   });
 
   it('a source that cannot be had is exit 2 naming it, and the file rules still ran', async () => {

@@ -8,6 +8,7 @@ import { claimServe, serveLockFile } from '../../src/core/flows/serveLock';
 import { SessionLayout } from '../../src/core/layout';
 import { bundledDatasetDir } from '../../src/core/paths';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
+import { claimSessionFolder, inspectSessionFolder } from '../../src/core/workspace/folder';
 
 /** A process that lives until it is killed (its pid is "another serve"). */
 function otherProcess(): { pid: number; kill: () => Promise<void> } {
@@ -39,6 +40,22 @@ describe('baseline serve: one per session folder (flows/serveLock.ts)', function
       await assert.rejects(fsp.access(layout.workspace), 'nothing was prepared');
     } finally {
       await other.kill();
+    }
+  });
+
+  it('a serve\'s claim in a new folder does not stop its preparation (the e2e serve was refused: "holds work (private/serve.json)")', async () => {
+    const layout = new SessionLayout(path.join(dir, 'new'));
+    const claim = await claimServe(layout);
+    try {
+      assert.equal((await inspectSessionFolder(layout.root)).state, 'empty');
+      await claimSessionFolder(layout.root, 'sample/toycal/0');
+      assert.equal((await inspectSessionFolder(layout.root)).state, 'preparing');
+      // anything else in private/ is still someone's: refused
+      await fsp.rm(layout.manifest);
+      await fsp.writeFile(path.join(layout.private, 'notes.txt'), 'mine');
+      await assert.rejects(claimSessionFolder(layout.root, 'sample/toycal/0'), /private\/notes\.txt/);
+    } finally {
+      await claim.release();
     }
   });
 

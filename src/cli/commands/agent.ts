@@ -1,12 +1,15 @@
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
+import { DEFAULT_MAX_TOOL_CALLS, MAX_TOOL_CALLS_PER_REPLY } from '../../core/agent/loop';
 import { runAgentTask, type AgentRunResult } from '../../core/flows/agentRun';
+import { resolveTaskPin } from '../../core/flows/prepareTask';
 import { endpointFromEnv } from '../../core/llm/endpoint';
 import { readPriceTable } from '../../core/llm/ledger';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
+import { cancelOnStopSignals } from '../signals';
 import { registerMcp } from './agentMcp';
 import { endpointFromEnv as judgeEndpointFromEnv } from './judge';
 
@@ -24,7 +27,7 @@ const positive = (name: string) => (v: string) => {
 
 interface AgentRunCliOptions {
   model: string; source?: string; commit?: string; out: string; dataset: string[]; sample?: boolean; cache?: string; image?: string;
-  maxSteps?: number; maxTokens?: number; budgetUsd?: number; maxMinutes?: number; prices?: string; network?: boolean;
+  maxSteps?: number; maxToolCalls?: number; maxTokens?: number; budgetUsd?: number; maxMinutes?: number; prices?: string; network?: boolean;
   verify: boolean; judge: boolean; keepContainer?: boolean; json?: boolean;
 }
 
@@ -43,13 +46,14 @@ export function register(program: Command): void {
   agent.command('run').argument('<id>', 'task id <conference>/<paperId>/<index>')
     .requiredOption('--model <name>', 'the agent\'s model (on the endpoint of EXPBENCH_AGENT_BASE_URL / OPENAI_BASE_URL)')
     .requiredOption('--out <dir>', 'session folder to create (must not exist or be empty)')
-    .option('--source <url|path>', 'the paper repository (default: the task\'s code_url)')
-    .option('--commit <sha>', 'commit to pin (default: the source\'s HEAD)')
+    .option('--source <url|path>', 'the paper repository (default: the curation file\'s repository, else the task\'s code_url)')
+    .option('--commit <sha>', 'commit to pin (default: the curation file\'s commit, else the source\'s HEAD)')
     .option('--dataset <dir>', 'dataset folder (repeatable; default: $EXPBENCH_DATASETS, plus the bundled sample)', collect, [])
     .option('--no-sample', 'leave out the bundled sample task')
     .option('--cache <dir>', 'pristine clone cache (default: ~/.cache/expbench/pristine)')
     .option('--image <tag>', 'sandbox image (default: expbench/sandbox:1)')
     .option('--max-steps <n>', 'most model calls (default 50)', positiveInt('--max-steps'))
+    .option('--max-tool-calls <n>', `most tool calls in all (default ${DEFAULT_MAX_TOOL_CALLS}; at most ${MAX_TOOL_CALLS_PER_REPLY} of one reply are run)`, positiveInt('--max-tool-calls'))
     .option('--max-tokens <n>', 'most input + output tokens in all', positiveInt('--max-tokens'))
     .option('--budget-usd <x>', 'most USD (needs the model in --prices)', positive('--budget-usd'))
     .option('--max-minutes <n>', 'most working time, minutes', positive('--max-minutes'))
@@ -64,40 +68,41 @@ export function register(program: Command): void {
       const dirs = datasetDirs(undefined, opts);
       const task = findTask(await loadDatasets(dirs), id);
       if (!task) throw new ExpBenchError('TASK_NOT_FOUND', id, `no such task in ${dirs.join(', ')}`);
-      const source: string | undefined = opts.source ?? task.paper?.localRepo ?? task.paper?.codeUrl;
-      if (!source) throw new ExpBenchError('BAD_INPUT', id, 'the paper list has no code_url for this task: pass --source URL|PATH');
+      // The source as for `prepare` (flows/prepareTask.ts resolveTaskPin): --source, else the curation
+      // file's pinned repository, else the paper list's local_repo / code_url; none is said there.
+      await resolveTaskPin(task, { source: opts.source, commit: opts.commit, image: opts.image });
       const endpoint = endpointFromEnv('agent', { ...process.env, EXPBENCH_AGENT_MODEL: opts.model });
       if (!endpoint) throw new ExpBenchError('BAD_INPUT', 'EXPBENCH_AGENT_BASE_URL', 'no agent endpoint: set EXPBENCH_AGENT_BASE_URL (or OPENAI_BASE_URL) and/or EXPBENCH_AGENT_API_KEY (or OPENAI_API_KEY)');
       const prices = opts.prices ? await readPriceTable(opts.prices) : undefined;
       if (opts.budgetUsd !== undefined && !(prices && Object.hasOwn(prices, opts.model))) {
         throw new ExpBenchError('BAD_INPUT', opts.prices ?? '--prices', `--budget-usd needs the price of ${opts.model} (USD per 1M tokens) in a --prices table`);
       }
-      const ac = new AbortController();
-      const onSigint = () => { process.stderr.write('expbench: stopping the agent…\n'); ac.abort(); };
-      process.once('SIGINT', onSigint);
+      // Ctrl-C, SIGTERM and SIGHUP stop the agent cleanly (reason `cancelled`: clock paused, container removed).
+      const ac = cancelOnStopSignals((sig) => `${sig}: stopping the agent (the session is saved, the work container removed)…`);
       try {
         const r = await runAgentTask({
-          task, source, commit: opts.commit, outDir: path.resolve(opts.out), cacheDir: opts.cache, image: opts.image,
+          task, source: opts.source, commit: opts.commit, outDir: path.resolve(opts.out), cacheDir: opts.cache, image: opts.image,
           endpoint, judgeEndpoint: opts.judge ? judgeEndpointFromEnv() : undefined, prices,
           limits: {
-            maxSteps: opts.maxSteps, maxTokens: opts.maxTokens, budgetUsd: opts.budgetUsd,
+            maxSteps: opts.maxSteps, maxToolCalls: opts.maxToolCalls, maxTokens: opts.maxTokens, budgetUsd: opts.budgetUsd,
             maxWorkingMs: opts.maxMinutes === undefined ? undefined : opts.maxMinutes * 60_000,
           },
           network: opts.network, verify: opts.verify, judge: opts.judge, keepContainer: opts.keepContainer, signal: ac.signal,
           onProgress: (p) => process.stderr.write(`${p.step}: ${p.message}\n`),
+          onNotice: (m) => process.stderr.write(`expbench: ${m}\n`),
           onStep: (s) => process.stderr.write(`[${s.step}] ${s.kind === 'model' ? 'model' : 'tool '} ${s.text}\n`),
         });
         if (opts.json) printJson(r);
         else console.log(summaryLine(id, r));
         if (!succeeded(r)) process.exitCode = 1;
       } finally {
-        process.removeListener('SIGINT', onSigint);
+        ac.dispose();
       }
     });
 }
 
 function succeeded(r: AgentRunResult): boolean {
-  return r.agent.stop === 'submitted' && (r.submission?.verify === undefined || r.submission.verify.ok) && !r.submission?.judge?.error;
+  return r.agent.stop === 'submitted' && !r.saveError && (r.submission?.verify === undefined || r.submission.verify.ok) && !r.submission?.judge?.error;
 }
 
 /** `sample/toycal/0: submitted after 4 steps (9 tool calls, 3100 tokens, 0.0000 USD); verify: E = true (…); judge: …; session DIR`. */

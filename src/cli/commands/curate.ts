@@ -192,7 +192,7 @@ export function lintText(r: LintReport): string {
   }
   if (r.findings.length === 0) lines.push('  (none)');
   const repo = r.repositories.length === 0 ? ', file rules only'
-    : `, repository rules at ${r.repositories.map((x) => `${x.commit.slice(0, 12)} of ${x.source}${x.paper ? ` (${x.paper}'s pin)` : ''}`).join(', ')}`;
+    : `, repository rules at ${r.repositories.map((x) => `${x.commit.slice(0, 12)} of ${x.source}${x.paper ? ` (${x.paper}'s pin)` : ''}${x.absent ? ` (${plural(x.absent, 'file')} absent from its object store: not scanned)` : ''}`).join(', ')}`;
   lines.push(`${plural(r.tasks, 'task')} in ${plural(r.files.length, 'file')}${repo}: ${plural(r.findings.length, 'finding')} ` +
     `(error: ${r.bySeverity.error}, warning: ${r.bySeverity.warning}, info: ${r.bySeverity.info}), ${plural(r.unreadable.length, 'unreadable input')}`);
   return lines.join('\n');

@@ -5,12 +5,12 @@ import {
 } from '../../core/curation';
 import { ExpBenchError } from '../../core/errors';
 import { rejudgeAffected } from '../../core/flows/rejudge';
-import { PatchOperation, ReviewStore, TaskVerdictValue, reviewFolder } from '../../core/review';
+import { PatchOperation, ReviewStore, TaskVerdictValue, reviewFolder, type ReviewProblem } from '../../core/review';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import type { Task } from '../../core/tasks/types';
 import { plural } from '../../core/util/plural';
 import { datasetDirs } from '../datasets';
-import { printJson } from '../output';
+import { fail, printJson } from '../output';
 
 /**
  * `expbench curate verdict | resolve | queue | edit | dispute | export | agreement`: curators'
@@ -53,9 +53,11 @@ export function registerReview(curate: Command): void {
   curate.command('queue').option('--review <dir>', 'the review store').option('--json', 'print the queue')
     .description('the curators\' queue: every task with verdicts, disagreements, open disputes and edits')
     .action(async (opts) => {
-      const q = await curatorQueue(store(opts));
-      if (opts.json) printJson(q);
-      else console.log(queueText(q));
+      const { queue, unreadable } = await curatorQueue(store(opts));
+      if (opts.json) printJson(queue);
+      else console.log(queueText(queue));
+      // The queue of the files that could be read, then each one that could not (exit 2, as `curate lint`).
+      if (unreadable.length) warnUnreadable(unreadable, 'left out of the queue');
     });
 
   common(withData(curate.command('edit').argument('<id>', 'task id')))
@@ -122,7 +124,13 @@ export function registerReview(curate: Command): void {
     .description('export a curated dataset: tasks with their edits applied, verdicts, pins and environments, checksums, known issues')
     .action(async (dirs: string[], opts) => {
       const s = store(opts);
-      const m = await exportCurated({ inputs: datasetDirs(dirs, { sample: opts.sample }), judgements: await s.list(), reviewStore: s.root, out: opts.out });
+      const { judgements, problems } = await s.read();
+      if (problems.length) {
+        // A release missing a verdict or an edit would say what no curator decided: refused.
+        warnUnreadable(problems, 'not read');
+        return fail(`${plural(problems.length, 'file')} of the review store ${s.root} could not be read as judgements (above); nothing was exported: repair each, or move it out of the store, and export again`, 2);
+      }
+      const m = await exportCurated({ inputs: datasetDirs(dirs, { sample: opts.sample }), judgements, reviewStore: s.root, out: opts.out });
       if (opts.json) printJson(m);
       else console.log(`${knownIssuesText(m).split('\n').slice(2, 4).join('\n')}\nwritten to ${opts.out}`);
     });
@@ -133,18 +141,26 @@ export function registerReview(curate: Command): void {
     .option('--json', 'print the report')
     .description('how far each judge agrees with the people who labelled its items: accuracy, Cohen\'s κ, macro-F1 with bootstrap intervals, per judge and phase')
     .action(async (dirs: string[], opts) => {
-      const r = await judgeAgreement(dirs, await store(opts).list(), { resamples: opts.resamples });
+      const { judgements, problems } = await store(opts).read();
+      const r = await judgeAgreement(dirs, judgements, { resamples: opts.resamples });
       if (opts.json) printJson(r);
       else {
         console.log(agreementMarkdown(r));
         for (const s of r.skipped) console.error(`expbench: ${s.file}: ${s.reason}`);
       }
-      // An input that could not be read: exit 2, as `curate lint` (the rest is still reported).
+      // An input or a label that could not be read: exit 2, as `curate lint` (the rest is still reported).
+      if (problems.length) warnUnreadable(problems, 'its labels left out of the report');
       if ((await Promise.all(dirs.map((d) => fsp.stat(d).then(() => true, () => false)))).includes(false)) process.exitCode = 2;
     });
 }
 
 const collect = (v: string, acc: string[]) => [...acc, v];
+
+/** One `expbench: FILE: why (…)` line per file of the store that is not a judgement, and exit code 2. */
+function warnUnreadable(problems: readonly ReviewProblem[], what: string): void {
+  for (const p of problems) console.error(`expbench: ${p.file}: ${p.message} (${what})`);
+  process.exitCode = 2;
+}
 
 function verdictArg(v: string): string {
   if (!TaskVerdictValue.safeParse(v).success) throw new InvalidArgumentError(`the verdict is valid, invalid or needs-fix, not "${v}"`);

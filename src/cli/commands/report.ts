@@ -40,11 +40,13 @@ const collect = (v: string, acc: string[]) => [...acc, v];
  * `problems` in the JSON and a `damaged <run>: …` line after the rows. With `--runs` a folder whose
  * runs are all unjudged prints its rows and no table (exit 0). A file given by name that is not
  * `.json` is never tried as a judge file (skipped as `not a judge file`, unless its runs are listed).
+ * A run is counted once: copies of one session (one run key) count as one, said on stderr
+ * (`folded N copies of run …`) and in the JSON's `folded` (src/core/interop/collect.ts).
  */
 export function register(program: Command): void {
   program.command('report').argument('<dirs...>', 'folders of sessions and/or reference-harness judge JSON files (one table row per folder, or per agent/model for the harness\'s files)')
     .option('--policy <name>', 'metric policy: paper-likely or strict', 'paper-likely')
-    .option('--json', 'print the table as JSON {policy, bootstrap, rows, exclusions, tasks, skipped, unconfined}')
+    .option('--json', 'print the table as JSON {policy, bootstrap, rows, exclusions, tasks, skipped, unconfined, folded}')
     .option('--seed <n>', 'bootstrap seed', (v) => parseInt(v, 10), 1)
     .option('--resamples <n>', 'bootstrap resamples', (v) => parseInt(v, 10), 2000)
     .option('--dataset <dir>', 'dataset folder giving the conference of a harness file\'s paper id (repeatable; default $EXPBENCH_DATASETS)', collect, [])
@@ -60,13 +62,18 @@ export function register(program: Command): void {
       const tasks = () => (datasets ??= loadDatasets(datasetDirs(undefined, opts)).then((r) => r.tasks));
       const conferenceOf = async (paperId: string) => (await tasks()).find((t) => t.paperId === paperId)?.conference;
       const collected = await collectOutcomes(dirs, { conferenceOf });
-      const runs: TriageRow[] | undefined = opts.runs ? await runRows(dirs, policy, opts.by, collected.outcomes) : undefined;
+      // Copies of one run are counted once (collectOutcomes): said, and left out of the run rows too.
+      const copyDirs = new Set(collected.folded.flatMap((f) => f.copies.map(sessionOfRecord)));
+      for (const f of collected.folded) {
+        console.error(`expbench: folded ${plural(f.copies.length, 'copy', 'copies')} of run ${f.run} (${f.taskId}): counted once, from ${f.counted}${f.differ ? '; the copies\' judge records differ: the newest is counted' : ''}; copies: ${f.copies.slice(0, 3).join(', ')}${f.copies.length > 3 ? `, … (${f.copies.length - 3} more; --json lists them)` : ''}`);
+      }
+      const runs: TriageRow[] | undefined = opts.runs ? (await runRows(dirs, policy, opts.by, collected.outcomes)).filter((r) => !copyDirs.has(r.run)) : undefined;
       // A file whose runs are listed was read (as a trajectory): its "not a judge file" is no news.
       const skipped = runs ? collected.skipped.filter((s) => !runs.some((r) => r.run === s.file || r.run.startsWith(`${s.file}#`))) : collected.skipped;
       const outcomes = opts.by === 'actor' ? await groupOutcomesByActor(collected.outcomes) : collected.outcomes;
       for (const s of skipped) console.error(`expbench: skipped ${s.file}: ${s.reason}`);
       if (outcomes.length === 0 && runs?.length) {
-        if (opts.json) printJson({ policy: { name: policy.name, description: policy.description }, runs, rows: [], skipped });
+        if (opts.json) printJson({ policy: { name: policy.name, description: policy.description }, runs, rows: [], skipped, folded: collected.folded });
         else console.log(`${formatRuns(runs, opts.by)}\n\nno judged run: no metrics table`);
         return;
       }
@@ -84,7 +91,7 @@ export function register(program: Command): void {
       } else table = buildTable(outcomes, policy, bootstrap);
       // Sessions an outside agent worked with its own shell on the host (docs/outside-agents.md).
       const unconfined = await unconfinedSessions(collected.outcomes.map((o) => o.source));
-      if (opts.json) printJson({ ...table, skipped, unconfined, ...(runs ? { runs } : {}), ...(figures ? { figures } : {}) });
+      if (opts.json) printJson({ ...table, skipped, unconfined, folded: collected.folded, ...(runs ? { runs } : {}), ...(figures ? { figures } : {}) });
       else {
         console.log(runs ? `${formatRuns(runs, opts.by)}\n\n${formatTable(table)}` : formatTable(table));
         if (unconfined.length) console.log(`\nunconfined (an outside agent kept its own shell on the host): ${unconfined.map((u) => `${u.session} (${u.agents.map((a) => `${a.client} via ${a.via}`).join(', ')})`).join('; ')}`);
@@ -106,6 +113,11 @@ async function runRows(dirs: string[], policy: ReturnType<typeof policyByName>, 
   for (const s of skipped) if (!under(s.file)) console.error(`expbench: no run in ${s.file}: ${s.reason}`);
   const byTask = sortRows([...rows, ...harness], 'task');
   return by === 'actor' ? sortRows(byTask, 'actor') : byTask;
+}
+
+/** The session folder of a judge record `<session>/private/judge/latest.json`. */
+function sessionOfRecord(file: string): string {
+  return path.dirname(path.dirname(path.dirname(file)));
 }
 
 function formatRuns(runs: TriageRow[], by: string): string {

@@ -7,6 +7,7 @@ import { verifyStep } from '../../core/flows/verify';
 import { findTask, loadDatasets } from '../../core/tasks/loader';
 import { datasetDirs } from '../datasets';
 import { printJson } from '../output';
+import { cancelOnStopSignals } from '../signals';
 import { endpointFromEnv } from './judge';
 import { plural } from '../../core/util/plural';
 
@@ -39,9 +40,7 @@ export function registerImport(session: Command): void {
       const dirs = datasetDirs(undefined, opts);
       const task = findTask(await loadDatasets(dirs), opts.task);
       if (!task) throw new ExpBenchError('TASK_NOT_FOUND', opts.task, `no such task in ${dirs.join(', ')}`);
-      const ac = new AbortController();
-      const onSigint = () => { process.stderr.write('expbench: cancelling…\n'); ac.abort(); };
-      process.once('SIGINT', onSigint);
+      const ac = cancelOnStopSignals((sig) => `${sig}: cancelling the import (the half-made session is removed)…`);
       try {
         const r = await importSession({
           files, task, trajectoryId: opts.id, source: opts.source, commit: opts.commit, outDir: path.resolve(opts.out),
@@ -64,7 +63,7 @@ export function registerImport(session: Command): void {
         }
         for (const p of r.problems) console.log(`${p.severity.padEnd(7)} ${p.file}${p.line ? `:${p.line}` : ''}${p.pointer ? `#${p.pointer}` : ''} ${p.message}`);
       } finally {
-        process.removeListener('SIGINT', onSigint);
+        ac.dispose();
       }
     });
 }

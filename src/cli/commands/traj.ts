@@ -5,6 +5,7 @@ import { readPriceTable } from '../../core/llm/ledger';
 import { fileTotals, usageTotals } from '../../core/viewer/usage';
 import { fail, printJson } from '../output';
 import { plural } from '../../core/util/plural';
+import { registerRepo } from './trajRepo';
 
 /**
  * `expbench traj import FILE… [--json]` and `expbench traj show FILE [--step N] [--json]`: agent
@@ -13,7 +14,7 @@ import { plural } from '../../core/util/plural';
  * unreadable.
  */
 export function register(program: Command): void {
-  const traj = program.command('traj').description('import and show agent trajectories (Inspect, OpenHands, SWE-agent, mini-swe-agent, ATIF, EXP-Bench harness, sessions)');
+  const traj = program.command('traj').description('import and show agent trajectories (Inspect, OpenHands, SWE-agent, mini-swe-agent, ATIF, EXP-Bench harness, sessions); the repository at a step; compare two runs');
 
   traj.command('import').argument('<files...>', 'trajectory files (format detected from content)')
     .option('--json', 'print one JSON object {trajectories, files, problems}')
@@ -66,6 +67,8 @@ export function register(program: Command): void {
       for (const s of t.steps) console.log(stepText(s, 300));
       for (const p of [...t.problems, ...r.problems]) console.log(`${p.severity} ${p.pointer || '(file)'} ${p.message}`);
     });
+
+  registerRepo(traj);
 }
 
 /** Trajectories in (sample id, epoch) order: numeric ids by value before text ids. */

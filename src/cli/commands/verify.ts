@@ -6,6 +6,7 @@ import { SessionLayout } from '../../core/layout';
 import { collectOrReattach, LogLine, MAX_TIMEOUT_MS, MIN_LOG_CAP_BYTES, runVerification, summary, VerificationRecord, VerifyLimits } from '../../core/verify';
 import { recordedVerifyOptions } from '../../core/flows/prepareTask';
 import { printJson } from '../output';
+import { cancelOnStopSignals } from '../signals';
 
 interface VerifyCliOptions {
   mode: string;
@@ -38,7 +39,8 @@ const between = (name: string, min: number, max: number, unit: string) => (v: st
  * `expbench verify SESSION_DIR [--mode clean|harness] [--timeout S] [--json]`: runs the session's
  * reproduce_exp_bench.sh in a new container and writes private/verify/<runId>/record.json.
  * Exit code 0 when the verifier ran (whatever the script did: see E_clean/E_exit in the record),
- * 1 when it could not (no engine, no image, bad session) or was cancelled (Ctrl-C). With `--check`,
+ * 1 when it could not (no engine, no image, bad session) or was cancelled (Ctrl-C, SIGTERM, SIGHUP:
+ * the container is removed and the record saved as cancelled; a second signal stops at once). With `--check`,
  * exit 3 when the run ran but failed: E of the mode false, or a claimed number not produced.
  * Without --json, output lines go to stderr as they come and a summary to stdout.
  */
@@ -64,9 +66,8 @@ export function register(program: Command): void {
       }
       const layout = new SessionLayout(path.resolve(dir));
       const events = new EventLog(layout.events);
-      const controller = new AbortController();
-      const onSigint = () => controller.abort();
-      process.once('SIGINT', onSigint);
+      // Ctrl-C, SIGTERM and SIGHUP: the run is cancelled cleanly (container removed, record saved cancelled).
+      const controller = cancelOnStopSignals((sig) => `${sig}: cancelling the verification (the container is stopped and the record saved)…`);
       const onLine = (l: LogLine) => { process.stderr.write(`${l.time} ${l.stream === 'stderr' ? '[stderr] ' : ''}${l.text}\n`); };
       try {
         let record: VerificationRecord | undefined;
@@ -91,6 +92,7 @@ export function register(program: Command): void {
             mode: opts.mode as 'clean' | 'harness', limits, image: opts.image ?? recorded.image, logCapBytes: opts.logCap, signal: controller.signal, events,
             onLine: opts.json ? undefined : onLine,
             onStatus: opts.json ? undefined : (m) => process.stderr.write(`expbench: ${m}\n`),
+            onNotice: (m) => process.stderr.write(`expbench: ${m}\n`),
           });
         }
         if (opts.json) printJson(record);
@@ -110,7 +112,7 @@ export function register(program: Command): void {
         const passed = (record.mode === 'clean' ? record.E_clean : record.E_exit) && (record.E_claims.allProduced ?? record.E_claims.allFound);
         process.exitCode = opts.check && !passed ? 3 : 0;
       } finally {
-        process.removeListener('SIGINT', onSigint);
+        controller.dispose();
       }
     });
 }

@@ -22,17 +22,27 @@ export interface AgentLimits {
   maxTokens?: number;
   /** USD (ledger prices); a call whose worst case could exceed it is not made (src/core/llm/ledger.ts guard). */
   budgetUsd?: number;
-  /** Working time of the session (its clock), ms. */
+  /** Working time of the session (its clock), ms: also bounds each wait on the endpoint and each shell command. */
   maxWorkingMs?: number;
+  /** Tool calls run in all; default {@link DEFAULT_MAX_TOOL_CALLS}. */
+  maxToolCalls?: number;
 }
 
 /**
- * Why a run ended: `submitted` (the model called submit), `max_steps`, `max_tokens`, `budget`,
- * `max_time` (a limit), `model_error` (the endpoint failed after its retries, or refused the
+ * Tool calls of one reply that are run; the rest of a longer reply are dropped from the
+ * conversation and the model is told (a reply may ask for any number: 10,000 were seen).
+ */
+export const MAX_TOOL_CALLS_PER_REPLY = 16;
+/** Default limit of tool calls in one run (`maxToolCalls`). */
+export const DEFAULT_MAX_TOOL_CALLS = 500;
+
+/**
+ * Why a run ended: `submitted` (the model called submit), `max_steps`, `max_tool_calls`,
+ * `max_tokens`, `budget`, `max_time` (a limit; also reached while waiting on the endpoint), `model_error` (the endpoint failed after its retries, or refused the
  * request), `no_action` (three replies in a row without a tool call), `cancelled`, `session_lost`
  * (the session was taken over or finished by someone else), `error` (the container or the engine failed).
  */
-export type StopReason = 'submitted' | 'max_steps' | 'max_tokens' | 'budget' | 'max_time' | 'model_error' | 'no_action' | 'cancelled' | 'session_lost' | 'error';
+export type StopReason = 'submitted' | 'max_steps' | 'max_tool_calls' | 'max_tokens' | 'budget' | 'max_time' | 'model_error' | 'no_action' | 'cancelled' | 'session_lost' | 'error';
 
 /** Options of {@link runAgent}. */
 export interface AgentOptions {
@@ -97,7 +107,7 @@ const MAX_IDLE_REPLIES = 3;
  * state, the workspace in place, the events on disk.
  */
 export async function runAgent(o: AgentOptions): Promise<AgentResult> {
-  const limits = { maxSteps: 50, ...o.limits };
+  const limits = { maxSteps: 50, maxToolCalls: DEFAULT_MAX_TOOL_CALLS, ...o.limits };
   const ledger = new Ledger(o.prices ?? {}, limits.budgetUsd, o.resume?.spentUsd ?? 0);
   const tokensBefore = o.resume?.tokens ?? 0;
   const chat = new ToolChatClient(o.endpoint, ledger, o.sleep);
@@ -115,6 +125,9 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   let steps = o.resume?.steps ?? 0;
   let toolCalls = o.resume?.toolCalls ?? 0;
   let idle = 0;
+  /** Told to the model after the tool results of the reply that caused it (a capped reply). */
+  let pendingNote: string | undefined;
+  const timeMessage = () => `working-time limit reached (${Math.round(s.workingMs() / 1000)} s of ${Math.round(limits.maxWorkingMs! / 1000)} s)`;
   // Event appends are durable (fsync'd) and kept in order by the event log; the loop does not wait
   // for each one but goes on with the next request or tool, so the disk's time overlaps the work.
   // A failed append (the session taken over) stops the run at the next check.
@@ -153,7 +166,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
       if (limits.maxTokens !== undefined && tokensBefore + t.promptTokens + t.completionTokens >= limits.maxTokens) {
         return await finish('max_tokens', `token limit reached (${tokensBefore + t.promptTokens + t.completionTokens} of ${limits.maxTokens} tokens)`);
       }
-      if (ctx.remainingMs() <= 0) return await finish('max_time', `working-time limit reached (${Math.round(s.workingMs() / 1000)} s of ${Math.round(limits.maxWorkingMs! / 1000)} s)`);
+      if (ctx.remainingMs() <= 0) return await finish('max_time', timeMessage());
+      if (toolCalls >= limits.maxToolCalls) return await finish('max_tool_calls', `tool-call limit reached (${limits.maxToolCalls} tool calls)`);
 
       if (o.control?.paused) {
         await Promise.all([...pending]);
@@ -166,7 +180,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
       let outcome;
       try {
         outcome = await chat.chat(messages, tools, {
-          item, signal: o.signal,
+          item, signal: o.signal, timeLeftMs: ctx.remainingMs,
           onAttempt: (a) => {
             record({
               type: 'agent.model_call', model: a.model, inputTokens: a.inputTokens, outputTokens: a.outputTokens,
@@ -181,13 +195,28 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         if (isExpBenchError(e, 'CANCELLED')) return await finish('cancelled', 'cancelled by the user');
         throw e;
       }
-      if (!outcome.ok) return await finish('model_error', outcome.error);
+      if (!outcome.ok) return await finish(outcome.timeUp ? 'max_time' : 'model_error', outcome.timeUp ? `${timeMessage()}: ${outcome.error}` : outcome.error);
       steps++;
       const { reply } = outcome;
+      // A reply's tool calls past the cap (and past the run's tool-call limit) are not run; the
+      // conversation sent back holds only those that run, each answered, and says so.
+      // (At least one: the run stopped above when no tool call was left.)
+      const room = Math.min(MAX_TOOL_CALLS_PER_REPLY, limits.maxToolCalls - toolCalls);
+      const asked = reply.toolCalls.length;
+      if (asked > room) {
+        reply.toolCalls = reply.toolCalls.slice(0, room);
+        const m = reply.message as { tool_calls: unknown[] };
+        reply.message = { ...reply.message, tool_calls: m.tool_calls.slice(0, room) } as ToolChatMessage;
+      }
       messages.push(reply.message);
       o.onStep?.({ kind: 'model', step: steps, text: reply.toolCalls.length ? `→ ${reply.toolCalls.map((c) => c.name).join(', ')}` : excerpt(reply.content, 200) });
       s.touch();
 
+      if (asked > reply.toolCalls.length) {
+        const why = `your reply asked for ${asked} tool calls; only the first ${reply.toolCalls.length} ${reply.toolCalls.length === 1 ? 'was' : 'were'} run (at most ${MAX_TOOL_CALLS_PER_REPLY} per reply${limits.maxToolCalls - toolCalls < MAX_TOOL_CALLS_PER_REPLY ? `, ${limits.maxToolCalls} in the run` : ''}); ask again for what is still needed`;
+        record({ type: 'note.added', text: `agent: ${why.replace(/^your reply/, 'the model\'s reply')}` });
+        pendingNote = `Note: ${why}.`;
+      }
       if (!reply.toolCalls.length) {
         if (++idle >= MAX_IDLE_REPLIES) return await finish('no_action', `${MAX_IDLE_REPLIES} replies in a row without a tool call`);
         messages.push({ role: 'user', content: NUDGE });
@@ -201,6 +230,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
           continue;
         }
         if (o.signal?.aborted) return await finish('cancelled', 'cancelled by the user');
+        if (ctx.remainingMs() <= 0) return await finish('max_time', timeMessage());
         const t0 = performance.now();
         const phase = phaseOf(call.name);
         let r;
@@ -225,6 +255,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         if (r.submit) submitted = true;
       }
       if (submitted) return await finish('submitted', `submitted after ${steps} model calls and ${toolCalls} tool calls`);
+      if (pendingNote) { messages.push({ role: 'user', content: pendingNote }); pendingNote = undefined; }
     }
   } catch (e) {
     if (isExpBenchError(e, 'SESSION_INVALID')) return await finish('session_lost', errorMessage(e));

@@ -67,7 +67,9 @@ export async function runShell(container: Docker.Container, command: string, o: 
   let timedOut = false;
   const timer = setTimeout(() => { timedOut = true; ac.abort(); }, o.timeoutMs);
   const onAbort = () => ac.abort();
-  o.signal?.addEventListener('abort', onAbort, { once: true });
+  // A signal that fired before this call (a stop between the loop's check and here) kills at once.
+  if (o.signal?.aborted) ac.abort();
+  else o.signal?.addEventListener('abort', onAbort, { once: true });
   const out = new TextDecoder('utf-8');
   const err = new TextDecoder('utf-8');
   try {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import type { Judgement } from '../review';
 import { loadDatasets } from '../tasks/loader';
 import { errorMessage } from '../util/errors';
 import { writeAtomic } from '../util/fs';
+import { assertNewFolder, buildFolder } from '../util/outFolder';
 import { plural } from '../util/plural';
 import { CURATION_FILE, curationFileFor, readCurationFile, type CurationFile } from './curationFile';
 import { applyEdits, editsOf } from './edits';
@@ -72,13 +72,21 @@ export interface ExportOptions {
  * then `curated-manifest.jsonc` (every task's verdict, edits, open disputes, pin and environment,
  * each file's SHA-256, the known issues), `KNOWN_ISSUES.md` (the same list for people) and
  * `SHA256SUMS` (`sha256sum -c` form, every file). `expbench tasks validate <out>` and
- * `expbench curate lint <out>` read it back.
- * @throws ExpBenchError `BAD_INPUT` naming `out` when it exists and is not an empty folder
+ * `expbench curate lint <out>` read it back. The folder is built beside `out` and renamed onto it
+ * once complete (util/outFolder.ts): a failure (a full disk) leaves no half-made `out`.
+ * @throws ExpBenchError `BAD_INPUT` naming `out` when it exists and is not an empty folder (a file
+ *   included), or when the export cannot be written (the disk full: said so; nothing left behind)
  */
 export async function exportCurated(o: ExportOptions): Promise<ExportManifest> {
   const out = path.resolve(o.out);
-  const existing = await fsp.readdir(out).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? [] : Promise.reject(e)));
-  if (existing.length > 0) throw new ExpBenchError('BAD_INPUT', out, 'is not empty: export into a new folder');
+  await assertNewFolder(out, 'export');
+  const manifest = await buildFolder(out, 'export', (tmp) => exportInto(o, tmp));
+  logger.info(`exported ${plural(manifest.tasks.length, 'task')} in ${plural(manifest.counts.files, 'file')} to ${out}, ${plural(manifest.knownIssues.length, 'known issue')}`);
+  return manifest;
+}
+
+/** The export's files, written into `out` (a new folder of {@link buildFolder}). */
+async function exportInto(o: ExportOptions, out: string): Promise<ExportManifest> {
   const sel = await selectTaskFiles(o.inputs);
   const knownIssues: string[] = [];
   for (const u of sel.unreadable) knownIssues.push(`input ${u.input} could not be read: ${u.message}`);
@@ -165,7 +173,6 @@ export async function exportCurated(o: ExportOptions): Promise<ExportManifest> {
   await writeAtomic(path.join(out, EXPORT_MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { fsync: false });
   const all = await checksums(out, ['SHA256SUMS']);
   await writeAtomic(path.join(out, 'SHA256SUMS'), all.map((f) => `${f.sha256}  ${f.path}\n`).join(''));
-  logger.info(`exported ${plural(tasks.length, 'task')} in ${plural(sel.taskFiles.length, 'file')} to ${out}, ${plural(knownIssues.length, 'known issue')}`);
   return manifest;
 }
 

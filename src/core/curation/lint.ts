@@ -3,7 +3,7 @@ import { errorMessage } from '../util/errors';
 import { isExpBenchError } from '../errors';
 import { log } from '../log';
 import { loadDatasets } from '../tasks/loader';
-import type { Severity, Task } from '../tasks/types';
+import type { LoadResult, Severity, Task } from '../tasks/types';
 import { CURATION_FILE, readCurationFile } from './curationFile';
 import { fileRuleFindings } from './fileRules';
 import { repoRuleFindings } from './repoRules';
@@ -49,13 +49,13 @@ export async function lintTasks(o: LintOptions): Promise<LintReport> {
     const p = loaded.problems.find((x) => x.file === f && x.pointer === '');
     unreadable.push({ input: f, message: p?.message ?? 'cannot be read' });
   }
-  // JSON that is no task file (no `questions` array, e.g. `{"hello":1}`) holds nothing to lint: an unreadable input, not a silent 0.
+  const findings: LintFinding[] = [...selection.findings, ...notLoaded(selection.taskFiles, selection.paperLists, loaded), ...fileRuleFindings(loaded.tasks)];
+  // JSON that is no task file (no `questions` array, e.g. `{"hello":1}`, `[…]`) holds nothing to lint: an unreadable input, not a silent 0.
   for (const f of selection.taskFiles) {
     if (loaded.unreadableFiles.includes(f)) continue;
-    const p = loaded.problems.find((x) => x.file === f && x.severity === 'error' && (x.pointer === '/questions' || (x.pointer === '' && x.message.includes('"questions"'))));
+    const p = loaded.problems.find((x) => x.file === f && x.severity === 'error' && (x.pointer === '' || x.pointer === '/questions') && !SECOND_FILE.test(x.message));
     if (p) unreadable.push({ input: f, message: `not a task file: ${p.message}` });
   }
-  const findings: LintFinding[] = [...selection.findings, ...fileRuleFindings(loaded.tasks)];
   const repositories: LintReport['repositories'] = [];
   const open = async (source: string, commit: string | undefined): Promise<RepoSnapshot | undefined> => {
     try {
@@ -87,13 +87,13 @@ export async function lintTasks(o: LintOptions): Promise<LintReport> {
   };
   const given = o.snapshot ?? (o.source !== undefined ? await open(o.source, o.commit) : undefined);
   if (given) {
-    repositories.push({ source: o.source ?? given.repo, commit: given.commit });
+    repositories.push({ source: o.source ?? given.repo, commit: given.commit, ...absentOf(given) });
     await check(loaded.tasks, given, o.source ?? given.repo);
   } else if (o.source === undefined) {
     for (const pin of pins) {
       const snap = await open(pin.url, pin.commit);
       if (!snap) continue;
-      repositories.push({ source: pin.url, commit: snap.commit, paper: pin.paper });
+      repositories.push({ source: pin.url, commit: snap.commit, paper: pin.paper, ...absentOf(snap) });
       await check(pin.tasks, snap, pin.url);
     }
   }
@@ -103,6 +103,35 @@ export async function lintTasks(o: LintOptions): Promise<LintReport> {
   for (const f of findings) { counts[f.rule]++; bySeverity[f.severity]++; }
   logger.info(`linted ${loaded.tasks.length} tasks in ${selection.taskFiles.length} files: ${findings.length} findings, ${unreadable.length} unreadable inputs`);
   return { files: selection.taskFiles, tasks: loaded.tasks.length, findings, counts, bySeverity, unreadable, repositories };
+}
+
+const absentOf = (snap: RepoSnapshot) => (snap.absent.length ? { absent: snap.absent.length } : {});
+
+/** The loader's message for a second task file of one paper (loader.ts), which is a finding, not an unreadable input. */
+const SECOND_FILE = /^second task file for paper /;
+
+/**
+ * Rule `not-loaded`: what the task loader (the `tasks validate` check) reports and the other rules
+ * cannot, because nothing of it was loaded: every loader error in a linted task file or paper list
+ * except the file-level ones that make the file unreadable (not JSON, no `questions` array: see
+ * {@link lintTasks}) — a second task file of one paper, an entry nested past the limit, an entry
+ * that is no object, a paper-list line that is not JSON — and a task file whose `questions` is
+ * empty (a warning). The loader's message is quoted, at the loader's pointer.
+ */
+function notLoaded(taskFiles: string[], paperLists: string[], loaded: LoadResult): LintFinding[] {
+  const linted = new Set([...taskFiles, ...paperLists]);
+  const out: LintFinding[] = [];
+  for (const p of loaded.problems) {
+    if (!linted.has(p.file) || loaded.unreadableFiles.includes(p.file)) continue;
+    const fileLevel = (p.pointer === '' || p.pointer === '/questions') && !SECOND_FILE.test(p.message);
+    const empty = p.severity === 'warning' && p.pointer === '/questions' && p.message.startsWith('"questions" is empty');
+    if (empty) out.push({ file: p.file, pointer: p.pointer, rule: 'not-loaded', severity: 'warning', message: `the file holds no task: ${p.message}` });
+    else if (p.severity === 'error' && !fileLevel) {
+      const what = SECOND_FILE.test(p.message) ? 'the file is not loaded' : paperLists.includes(p.file) ? 'the paper-list line is not loaded' : 'the task loader reports';
+      out.push({ file: p.file, pointer: p.pointer, rule: 'not-loaded', severity: 'error', message: `${what}: ${p.message}` });
+    }
+  }
+  return out;
 }
 
 const ORDER = new Intl.Collator('en', { numeric: true });

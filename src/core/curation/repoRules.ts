@@ -1,12 +1,12 @@
 import { isExpBenchError } from '../errors';
 import { parseRequirementRefs } from '../tasks/refs';
 import type { RequirementRef, Task } from '../tasks/types';
-import { extractClaims, matchesClaim, scanNumbers, type FoundNumber } from '../verify/claims';
 import { covers, maskRules, normaliseTaskPath, ROOT_README, type MaskRule } from '../workspace/mask';
+import { numberIndex, numberLeaks, WINDOW_LINES, type NumberIndex } from './leakNumbers';
+export { distinctiveClaims, shortClaims } from './leakNumbers';
 import { isFieldPath } from './refItems';
 import type { RepoSnapshot } from './snapshot';
 import { LINT_RULES, type LintFinding, type LintRule } from './types';
-import { hasLineTerminator, trimEndOf, trimStartOf } from '../untrusted';
 
 /**
  * The repository rules of the task lint (docs/curation.md), over one snapshot of the paper's
@@ -152,62 +152,8 @@ function escapeRegExp(s: string): string {
 
 // ---- leaks ----------------------------------------------------------------------------------
 
-type Claim = ReturnType<typeof extractClaims>[number];
-interface NumberHit { path: string; line: number; matched: string }
-/** Locations kept per distinct claim (before a task's mask filters them). */
-const MAX_HITS = 200;
 /** Locations shown per claim. */
 const SHOWN = 5;
-
-/**
- * Distinctive numbers of an expected outcome (claims of the verifier's claims check): not bare
- * integers, and at least 3 significant digits once leading and trailing zeros are dropped
- * (`93.12%`, `0.712`, `12.5`; not `87.0%`, which matches every printed 87, nor `100%` or `0.05`).
- */
-export function distinctiveClaims(expectedOutcome: string): Claim[] {
-  return extractClaims(expectedOutcome).filter((c) => {
-    if (c.unit === undefined && /^[-+]?[\d,]+$/.test(c.text)) return false;
-    const exponent = /[eE][-+]?\d/.exec(c.text);
-    const mantissa = exponent && !hasLineTerminator(c.text.slice(exponent.index)) ? c.text.slice(0, exponent.index) : c.text;
-    const digits = trimEndOf(trimStartOf(mantissa.replace(/[^\d]/g, ''), '0'), '0');
-    return digits.length >= 3;
-  });
-}
-
-/** A printed number that is part of a dotted version (`4.39` of `^4.39.1`, `2.45` of `2.45.0`): not a value. */
-function inVersion(row: string, n: FoundNumber): boolean {
-  const end = n.index + n.text.length;
-  return (row[end] === '.' && /\d/.test(row[end + 1] ?? '')) || /\d\.$/.test(row.slice(Math.max(0, n.index - 2), n.index));
-}
-
-function claimKey(c: Claim): string {
-  return `${c.value}\0${c.unit ?? ''}\0${c.decimals}`;
-}
-
-/** Where each distinct distinctive claim of every task is printed in the snapshot's texts (one scan of every line). */
-function numberIndex(tasks: Task[], snap: RepoSnapshot): Map<string, NumberHit[]> {
-  const claims = new Map<string, Claim>();
-  for (const t of tasks) for (const c of distinctiveClaims(t.expectedOutcome)) claims.set(claimKey(c), c);
-  const hits = new Map<string, NumberHit[]>([...claims.keys()].map((k) => [k, []]));
-  if (claims.size === 0) return hits;
-  const list = [...claims];
-  for (const [p, text] of snap.texts) {
-    const rows = text.split('\n');
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i];
-      if (!/\d/.test(row)) continue;
-      let nums: FoundNumber[] | undefined;
-      for (const [k, c] of list) {
-        const h = hits.get(k)!;
-        if (h.length >= MAX_HITS) continue;
-        nums ??= scanNumbers(row.length > 100_000 ? row.slice(0, 100_000) : row, false);
-        const n = nums.find((x) => matchesClaim(c, x) && !inVersion(row, x));
-        if (n) h.push({ path: p, line: i + 1, matched: n.text });
-      }
-    }
-  }
-  return hits;
-}
 
 /** A line worth tracing between files: long, with letters, not an import, comment or docstring fence. */
 function distinctiveLine(line: string): boolean {
@@ -238,16 +184,22 @@ function lineIndex(snap: RepoSnapshot): Map<string, Array<{ path: string; line: 
 
 function leakFindings(
   t: Task, snap: RepoSnapshot, masked: Set<string>, ruleOf: Map<string, MaskRule>,
-  numbers: Map<string, NumberHit[]>, lines: Map<string, Array<{ path: string; line: number }>>, add: Add,
+  numbers: NumberIndex, lines: Map<string, Array<{ path: string; line: number }>>, add: Add,
 ): void {
   const at = `/questions/${t.index}`;
   const at12 = snap.commit.slice(0, 12);
-  for (const c of distinctiveClaims(t.expectedOutcome)) {
-    const kept = (numbers.get(claimKey(c)) ?? []).filter((h) => !masked.has(h.path));
-    if (kept.length === 0) continue;
-    const where = kept.slice(0, SHOWN).map((h) => `"${h.matched}" at ${h.path}:${h.line}`).join(', ');
+  const rows = new Map<string, string[]>();
+  const rowsOf = (p: string) => rows.get(p) ?? rows.set(p, (snap.texts.get(p) ?? '').split('\n')).get(p)!;
+  for (const leak of numberLeaks(t, numbers, (p) => !masked.has(p), rowsOf)) {
+    const { claim: c, hits, company } = leak;
+    const where = hits.slice(0, SHOWN).map((h) => `"${h.matched}" at ${h.path}:${h.line}`).join(', ');
+    const parts = !company ? [] : [
+      ...(company.claims.length ? [`the outcome's ${company.claims.map((o) => `"${o.text}"`).join(', ')}`] : []),
+      ...(company.words.length ? [`its context words ${company.words.map((w) => `"${w}"`).join(', ')}`] : []),
+    ];
+    const why = parts.length ? ` with ${parts.join(' and ')} within ${WINDOW_LINES} lines` : '';
     add(`${at}/expected_outcome`, 'leak-expected-number',
-      `expected_outcome's "${c.text}" (${c.context}) matched ${where}${kept.length > SHOWN ? ` and ${kept.length - SHOWN} more` : ''} in kept files at commit ${at12}`);
+      `expected_outcome's "${c.text}" (${c.context}) matched ${where}${hits.length > SHOWN ? ` and ${hits.length - SHOWN} more` : ''}${why} in kept files at commit ${at12}`);
   }
   const maskPointer = t.type === 1 ? `${at}/masked_source` : t.type === 2 ? `${at}/source` : at;
   const keptFiles = [...snap.files.keys()].filter((f) => !masked.has(f)).sort();

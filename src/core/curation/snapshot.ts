@@ -35,6 +35,11 @@ export interface RepoSnapshot {
   /** Files not read because of a size limit. */
   unread: string[];
   /**
+   * Files listed in the tree whose blob is not in the object store (a partial copy of the
+   * repository: `git ls-tree -l` prints their size as `BAD`): never read, never scanned.
+   */
+  absent: string[];
+  /**
    * Text of any file, read on demand when it was not read up front (a referenced file over the
    * size limits); `undefined` for a binary or absent file.
    */
@@ -74,23 +79,28 @@ export async function readSnapshot(repo: string, commit: string, signal?: AbortS
   const files = new Map<string, SnapshotFile>();
   const dirs = new Set<string>();
   const submodules: string[] = [];
+  const absent: string[] = [];
   for (const rec of listing.text.split('\0')) {
     if (rec === '') continue;
-    const m = /^(\d+) (\w+) ([0-9a-f]+)\s+(-|\d+)\t([\s\S]*)$/.exec(rec);
+    const m = /^(\d+) (\w+) ([0-9a-f]+)\s+(-|\d+|BAD)\t([\s\S]*)$/.exec(rec);
     if (!m) throw new ExpBenchError('GIT_FAILED', repo, `unexpected git ls-tree line: ${JSON.stringify(rec.slice(0, 200))}`);
     const [, mode, type, id, size, p] = m;
     const parts = p.split('/');
     for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
     if (type === 'commit') submodules.push(p);
-    else if (type === 'blob') files.set(p, { path: p, blob: id, size: size === '-' ? 0 : Number(size), mode });
+    else if (type === 'blob') {
+      files.set(p, { path: p, blob: id, size: size === '-' || size === 'BAD' ? 0 : Number(size), mode });
+      if (size === 'BAD') absent.push(p);
+    }
   }
   const texts = new Map<string, string>();
   const binary = new Set<string>();
   const unread: string[] = [];
   const wanted: SnapshotFile[] = [];
   let total = 0;
+  const missing = new Set(absent);
   for (const f of [...files.values()].sort((a, b) => a.size - b.size)) {
-    if (f.mode === '120000') continue; // a symbolic link's blob is its target's name
+    if (f.mode === '120000' || missing.has(f.path)) continue; // a symbolic link's blob is its target's name
     if (f.size > MAX_SCANNED_FILE_BYTES || total + f.size > MAX_SCANNED_BYTES) { unread.push(f.path); continue; }
     total += f.size;
     wanted.push(f);
@@ -99,17 +109,17 @@ export async function readSnapshot(repo: string, commit: string, signal?: AbortS
     if (isBinary(data)) binary.add(f.path);
     else texts.set(f.path, data.toString('utf8'));
   }
-  logger.info(`${repo} @ ${commit.slice(0, 12)}: ${files.size} files, ${texts.size} texts read (${total} bytes), ${unread.length} over the limits`);
+  logger.info(`${repo} @ ${commit.slice(0, 12)}: ${files.size} files, ${texts.size} texts read (${total} bytes), ${unread.length} over the limits${absent.length ? `, ${absent.length} absent from the object store` : ''}`);
   const text = async (p: string): Promise<string | undefined> => {
     const known = texts.get(p);
     if (known !== undefined || binary.has(p)) return known;
     const f = files.get(p);
-    if (!f || f.mode === '120000' || f.size > MAX_ON_DEMAND_BYTES) return undefined;
+    if (!f || f.mode === '120000' || missing.has(p) || f.size > MAX_ON_DEMAND_BYTES) return undefined;
     const [[, data]] = await readBlobs(repo, [f], signal);
     if (isBinary(data)) { binary.add(p); return undefined; }
     return data.toString('utf8');
   };
-  return { repo, commit, files, dirs, submodules: submodules.sort(), texts, binary, unread: unread.sort(), text };
+  return { repo, commit, files, dirs, submodules: submodules.sort(), texts, binary, unread: unread.sort(), absent: absent.sort(), text };
 }
 
 /** True when the first 8000 bytes hold a NUL byte (git's own test for binary content). */

@@ -7,6 +7,7 @@ import type { Severity } from '../tasks/types';
 export const LINT_RULES = {
   // file rules
   'curation-file': { severity: 'error', needs: 'files', what: 'the paper\'s curation file (curation.jsonc) does not parse or does not fit its schema' },
+  'not-loaded': { severity: 'error', needs: 'files', what: 'what the task loader (tasks validate) does not load: a second task file of a paper, an entry nested past the limit or not an object, a paper-list line; a task file with no task (warning)' },
   'intermediate-file': { severity: 'warning', needs: 'files', what: 'a pipeline intermediate (<id>.json, temp_<id>.json) beside the final task file: not linted' },
   'missing-field': { severity: 'error', needs: 'files', what: 'a field the task needs is absent or empty (error for question, method, expected_outcome; warning for the rest)' },
   'type-3-task': { severity: 'info', needs: 'files', what: 'no source and no masked_source: only the README is masked, the implementation is judged against method' },
@@ -65,7 +66,8 @@ export interface LintReport {
   unreadable: Unreadable[];
   /**
    * The repositories the repository rules read: the `--source` one for every task, or else each
-   * paper's pin from its curation file (`paper` = `<conference>/<paperId>`).
+   * paper's pin from its curation file (`paper` = `<conference>/<paperId>`); `absent`: files of
+   * the tree whose content is not in that copy's object store (not scanned; omitted when none).
    */
-  repositories: Array<{ source: string; commit: string; paper?: string }>;
+  repositories: Array<{ source: string; commit: string; paper?: string; absent?: number }>;
 }

@@ -1,4 +1,4 @@
-import { compareJudgements, type Judgement, type ReviewStore, type TaskVerdictValue } from '../review';
+import { compareJudgements, type Judgement, type ReviewProblem, type ReviewStore, type TaskVerdictValue } from '../review';
 
 /**
  * Curators' task verdicts (docs/curation.md "Verdicts, edits, disputes"): each curator's latest
@@ -71,7 +71,12 @@ function stateOf(task: string, js: Judgement[]): TaskVerdictState {
   return s;
 }
 
-/** The curators' queue of one store: {@link resolveVerdicts} over its task judgements. */
-export async function curatorQueue(store: ReviewStore): Promise<TaskVerdictState[]> {
-  return resolveVerdicts(await store.list());
+/**
+ * The curators' queue of one store: {@link resolveVerdicts} over its task judgements, and the
+ * store's files that could not be read as judgements (`unreadable`, each with why: ReviewStore.read),
+ * which the queue does not hold and a caller must name.
+ */
+export async function curatorQueue(store: ReviewStore): Promise<{ queue: TaskVerdictState[]; unreadable: ReviewProblem[] }> {
+  const { judgements, problems } = await store.read();
+  return { queue: resolveVerdicts(judgements), unreadable: problems };
 }

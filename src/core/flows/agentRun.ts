@@ -10,7 +10,8 @@ import { ExpBenchError } from '../errors';
 import { SessionLayout } from '../layout';
 import { log } from '../log';
 import { connectDocker, ensureImage } from '../sandbox';
-import { ensureWorkContainer, removeWorkContainer } from '../sandbox/work';
+import { ownerToken } from '../sandbox/processes';
+import { ensureWorkContainer, removeOwnerlessWorkContainers, removeWorkContainer } from '../sandbox/work';
 import { readEvents } from '../session/events';
 import { writeSessionMarker } from '../session/marker';
 import type { Task } from '../tasks/types';
@@ -28,8 +29,12 @@ const logger = log('agentRun');
 /** Options of {@link runAgentTask}. */
 export interface AgentRunOptions {
   task: Task;
-  /** The paper repository: a git URL, a local clone or a folder (src/core/workspace/prepare.ts). */
-  source: string;
+  /**
+   * The paper repository: a git URL, a local clone or a folder (src/core/workspace/prepare.ts);
+   * default as for `prepare` (prepareTask.ts `resolveTaskPin`): the curation file's pinned
+   * repository, else the task's `local_repo` / `code_url`.
+   */
+  source?: string;
   commit?: string;
   /** Session folder to create (must not exist or be empty). */
   outDir: string;
@@ -59,6 +64,8 @@ export interface AgentRunOptions {
   service?: SessionService;
   signal?: AbortSignal;
   onProgress?: PrepareOptions['onProgress'];
+  /** What the user must be told: leftovers of an earlier run removed. */
+  onNotice?: (message: string) => void;
   onStep?: Parameters<typeof runAgent>[0]['onStep'];
   /** Pause and resume by the researcher (src/core/agent/control.ts). */
   control?: AgentControl;
@@ -74,6 +81,8 @@ export interface AgentRunResult {
   agent: AgentResult;
   /** Set when the agent submitted: the submission and its verify and judge steps. */
   submission?: SubmitFlowResult;
+  /** Set when the session's last state could not be saved at the end (a full disk): the message. */
+  saveError?: string;
 }
 
 /**
@@ -83,6 +92,8 @@ export interface AgentRunResult {
  * (src/core/agent/loop.ts), and when it submitted: submit → verify (clean) → judge, the same
  * flow as the window's (src/core/flows/submit.ts). A run stopped by a limit is not submitted: the
  * session keeps its drafts, runs and events (submit later with `expbench session submit`).
+ * The work container is removed on every path (unless `keepContainer`), also when the session
+ * cannot be saved at the end (a full disk: the result then says so in `saveError`, stop `error`).
  * @throws what prepareSession throws (nothing else is done then); the engine's and the image's
  *   ExpBenchError when the work container cannot start (the prepared session stays)
  */
@@ -122,10 +133,17 @@ async function workSession(sessionDir: string, image: string, o: AgentResumeOpti
   const service = o.service ?? new SessionService();
   const handle = await service.open(sessionDir, { client: 'agent', taskId: o.task.id });
   const sessionId = path.basename(sessionDir);
+  let result: AgentRunResult | undefined;
+  let finished = false;
   try {
     if (handle.state.submitted || handle.state.gaveUp) throw new ExpBenchError('SESSION_INVALID', sessionDir, 'the session is already finished (submitted or given up): there is no run to go on with');
+    // What a killed run left: its work container (its clock is closed by the next opener of its session).
+    const swept = await removeOwnerlessWorkContainers(docker).catch((e: unknown) => { logger.warn(`sweeping work containers failed: ${errorMessage(e)}`); return []; });
+    if (swept.length) o.onNotice?.(`removed the work container${swept.length === 1 ? '' : 's'} of ${swept.join(', ')}, left running by an agent run that was killed`);
     const { container } = await ensureWorkContainer(docker, {
-      task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false },
+      task: o.task.id, session: sessionId, workspaceDir: handle.layout.workspace, image, limits: { network: o.network ?? false }, confined: 'the agent',
+      // removed by this run at its end; if it is killed, by the next one (never when kept)
+      ...(o.keepContainer ? {} : { owner: ownerToken() }),
     });
     // the run's working time is the agent's (`clock.actor`; `byActor` in `expbench session show --json`)
     await handle.setClockActor('agent');
@@ -134,7 +152,7 @@ async function workSession(sessionDir: string, image: string, o: AgentResumeOpti
       limits: o.limits, shellTimeoutMs: o.shellTimeoutMs, signal: o.signal, onStep: o.onStep, sleep: o.sleep,
       control: o.control, approveShell: o.approveShell, resume,
     });
-    const result: AgentRunResult = { sessionDir, agent };
+    result = { sessionDir, agent };
     if (agent.submitRequested) {
       result.submission = await handle.submit({ design: handle.state.design, conclusion: handle.state.conclusion }, {
         ...(o.verify === false ? {} : { verify: verifyStep({ docker }) }),
@@ -142,11 +160,24 @@ async function workSession(sessionDir: string, image: string, o: AgentResumeOpti
         signal: o.signal,
       });
     }
+    finished = true;
     return result;
   } finally {
-    await handle.release();
+    // Each step of the cleanup runs whatever the one before did: a session that cannot be saved
+    // (a full disk) never leaves the work container running.
+    let saveError: unknown;
+    await handle.release().catch((e: unknown) => { saveError = e; });
     if (!o.keepContainer) {
       await removeWorkContainer(docker, sessionId).catch((e) => logger.warn(`removing the work container of ${sessionId} failed: ${errorMessage(e)}`));
+    }
+    if (saveError !== undefined && (!finished || !result)) logger.warn(`saving the session ${sessionId} at the end failed: ${errorMessage(saveError)}`);
+    else if (saveError !== undefined && result) {
+      // The run's result stands, said with the failure: the session's last state could not be saved
+      // (its events are on disk; the next opener closes the clock at its last heartbeat).
+      const why = `the session could not be saved at the end: ${errorMessage(saveError)}`;
+      result.agent = result.agent.stop === 'submitted' ? { ...result.agent, message: `${result.agent.message}; ${why}` }
+        : { ...result.agent, stop: 'error', message: result.agent.stop === 'error' ? `${result.agent.message}; ${why}` : `${result.agent.stop}: ${result.agent.message}; ${why}` };
+      result.saveError = errorMessage(saveError);
     }
   }
 }

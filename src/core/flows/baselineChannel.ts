@@ -53,6 +53,12 @@ export interface BaselineChannelOptions {
   workContainer?: () => Promise<Docker.Container>;
   /** Quiet time of the workspace watcher before a batch of file events is recorded, ms (default: the watcher's). */
   watchDebounceMs?: number;
+  /**
+   * Called after the clock was paused (`true`) or started or resumed (`false`), before the answer
+   * goes back: the proctored serve pauses the work container with the clock (docker pause). A
+   * failure is logged; the clock's event stays recorded.
+   */
+  onClock?: (paused: boolean) => Promise<void>;
 }
 
 /** A running channel. */
@@ -63,6 +69,10 @@ export interface BaselineChannel {
   lastSubmit(): Promise<SubmitFlowResult | undefined>;
   /** Records the workspace changes seen so far (without the watcher's quiet time); resolves when they are on disk. */
   flushActivity(): Promise<void>;
+  /** Whether the session's clock is paused now. */
+  clockPaused(): boolean;
+  /** Resumes a paused clock from the host (the forwarder's paused page), in the order of the channel's requests; then `onClock(false)`. */
+  resumeClock(): Promise<void>;
 }
 
 /**
@@ -139,6 +149,23 @@ class ChannelHost implements BaselineChannel {
   async watchWorkspace(): Promise<void> {
     this.watcher = await WorkspaceWatcher.start(this.handle.layout.workspace, this.recorder,
       this.opts.watchDebounceMs !== undefined ? { debounceMs: this.opts.watchDebounceMs } : {});
+  }
+
+  clockPaused(): boolean { return this.handle.clockStatus === 'paused'; }
+
+  resumeClock(): Promise<void> {
+    const run = async () => {
+      if (this.handle.clockStatus === 'paused') await this.handle.resumeClock();
+      await this.clockChanged();
+    };
+    const done = this.serial.then(run, run);
+    this.serial = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Tells `onClock` the clock's state (paused or not) after a change. */
+  private async clockChanged(): Promise<void> {
+    await this.opts.onClock?.(this.handle.clockStatus === 'paused').catch((e: unknown) => logger.error(`the clock's container hook: ${errorMessage(e)}`));
   }
 
   async flushActivity(): Promise<void> {
@@ -238,6 +265,7 @@ class ChannelHost implements BaselineChannel {
         if (p.op === 'start') await h.startClock();
         else if (p.op === 'pause') await h.pauseClock(p.reason);
         else await h.resumeClock();
+        await this.clockChanged();
         break;
       case 'attest': {
         const missing = ATTESTATION_RULES.filter((r) => !p.rules.includes(r));

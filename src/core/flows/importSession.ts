@@ -1,6 +1,6 @@
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { ExpBenchError } from '../errors';
+import { ExpBenchError, isExpBenchError } from '../errors';
 import { SessionLayout } from '../layout';
 import { log } from '../log';
 import { writeSessionMarker } from '../session/marker';
@@ -9,7 +9,9 @@ import { importFiles, summarize, type TrajectorySummary } from '../trajectory/im
 import { isHarnessPatchName } from '../trajectory/expbench';
 import { redactString } from '../trajectory/redact';
 import type { Trajectory, TrajProblem } from '../trajectory/types';
-import { exists, writeAtomic, writeJsonAtomic } from '../util/fs';
+import { ownerGone, ownerToken } from '../sandbox/processes';
+import { errorMessage } from '../util/errors';
+import { exists, readJsonIfExists, writeAtomic, writeJsonAtomic } from '../util/fs';
 import type { PrepareStep } from '../workspace/prepare';
 import { importExecution, type ImportExecution } from './importExecution';
 import { applyNormalisedPatch, normalisePatch, type PatchFileImport } from './importPatch';
@@ -88,8 +90,12 @@ export interface ImportSessionResult {
  *
  * @throws ExpBenchError `BAD_INPUT` naming the files when they hold no trajectory (every file's
  *   problems listed) or several and none is `trajectoryId` or `task.id`; what prepareTask throws
- *   (nothing is left in `outDir` then); `CANCELLED` when `signal` fires (the session folder is
- *   removed; a verifier or judge step stopped by it is reported in `submission` instead)
+ *   (nothing is left in `outDir` then); `CANCELLED` when `signal` fires, and any failure after the
+ *   preparation (a full disk: `BAD_INPUT` naming the file): the session folder is emptied again
+ *   (a verifier or judge step stopped by the signal is reported in `submission` instead);
+ *   `SESSION_INVALID` when another import into `outDir` may still be running. A folder left by an
+ *   import that did not finish (`private/import/importing.json` of a process that is gone) is
+ *   emptied before the new import.
  */
 export async function importSession(o: ImportSessionOptions): Promise<ImportSessionResult> {
   const progress = (step: ImportStep, message: string) => { logger.info(message); o.onProgress?.({ step, message }); };
@@ -104,17 +110,54 @@ export async function importSession(o: ImportSessionOptions): Promise<ImportSess
   if (o.commit && recorded && !recorded.startsWith(o.commit) && !o.commit.startsWith(recorded)) {
     problems.push({ file: t.file, pointer: '', severity: 'warning', message: `the record says it ran at ${recorded}; the session is pinned at ${o.commit} as asked` });
   }
+  await clearHalfMadeImport(sessionDir, (m) => progress('read', m));
   const { manifest, resolved } = await prepareTask({
     task: o.task, source: o.source, commit, outDir: sessionDir, cacheDir: o.cacheDir, image: o.image, signal: o.signal,
     onProgress: (p) => progress(p.step, p.message),
   });
+  const marker = path.join(new SessionLayout(sessionDir).imported, IMPORT_MARKER);
   try {
-    return await fillSession(o, t, sessionDir, { extraPatch, extraPatchFile, problems, recorded, manifestCommit: manifest.commit, pinFrom: resolved.pin.from }, progress);
+    await writeJsonAtomic(marker, { owner: ownerToken(), startedAt: new Date().toISOString(), files: o.files.map((f) => path.resolve(f)) });
+    const result = await fillSession(o, t, sessionDir, { extraPatch, extraPatchFile, problems, recorded, manifestCommit: manifest.commit, pinFrom: resolved.pin.from }, progress);
+    await fsp.rm(marker, { force: true });
+    return result;
   } catch (e) {
-    // A cancel after the preparation leaves nothing half made (as a cancelled preparation does).
-    if (e instanceof ExpBenchError && e.code === 'CANCELLED') await fsp.rm(sessionDir, { recursive: true, force: true }).catch(() => undefined);
+    // A failure after the preparation (a full disk, a cancel) leaves nothing half made: the folder
+    // holds only what this import made (prepare refuses a folder that is not empty). What cannot
+    // be removed keeps the marker, and the next import into the folder clears it.
+    const emptied = await emptyFolder(sessionDir).then(() => true, (err: unknown) => { logger.warn(`removing the half-made import in ${sessionDir} failed: ${errorMessage(err)}`); return false; });
+    if (isExpBenchError(e) && /\bdisk is full\b/.test(e.message)) {
+      throw new ExpBenchError('BAD_INPUT', sessionDir, `the import was not made: the disk is full (${e.input}); ${emptied ? 'the folder was emptied again' : 'the folder could not be emptied: the next import into it clears it'}: free some space and run the command again`, { cause: e });
+    }
     throw e;
   }
+}
+
+/** `private/import/<this>`: written once an import has prepared its session, removed when it is complete. */
+export const IMPORT_MARKER = 'importing.json';
+
+/**
+ * Before an import into `sessionDir`: a folder left by an import that did not finish (its marker
+ * there, its process gone: killed, or its cleanup failed) is emptied, said through `say`; one of a
+ * live import, or of another host, is refused. Any other folder is left to prepare's own checks.
+ * @throws ExpBenchError `SESSION_INVALID` naming the folder when its import may still be running
+ */
+async function clearHalfMadeImport(sessionDir: string, say: (message: string) => void): Promise<void> {
+  const marker = path.join(new SessionLayout(sessionDir).imported, IMPORT_MARKER);
+  const m = await readJsonIfExists<{ owner?: unknown; startedAt?: unknown }>(marker).catch(() => ({ owner: undefined, startedAt: undefined }));
+  if (m === undefined) return;
+  const owner = typeof m.owner === 'string' ? m.owner : undefined;
+  const gone = ownerGone(owner);
+  if (gone !== true) {
+    throw new ExpBenchError('SESSION_INVALID', sessionDir, `an import into this folder ${gone === false ? `is running (${owner})` : `was started by ${owner ?? 'an unknown process'}, which cannot be checked from here`} (${marker}): wait for it, or choose a new folder for the session (--out)`);
+  }
+  say(`removing the half-made import left in ${sessionDir} by ${owner} (started ${String(m.startedAt)}), which did not finish`);
+  await emptyFolder(sessionDir);
+}
+
+/** Removes every entry of `dir` (the folder itself stays: it may have been given empty). */
+async function emptyFolder(dir: string): Promise<void> {
+  for (const name of await fsp.readdir(dir).catch(() => [] as string[])) await fsp.rm(path.join(dir, name), { recursive: true, force: true });
 }
 
 interface Prepared {

@@ -7,7 +7,7 @@ import { log } from '../log';
 import { packageRoot } from '../paths';
 import {
   type EditorInstall, type Forwarder, type ProctoredContainer,
-  ensureProctoredContainer, findEditorInstall, parseBind, restartProctoredContainer, startForwarder,
+  ensureProctoredContainer, findEditorInstall, parseBind, pauseForClock, restartProctoredContainer, startForwarder,
 } from '../proctor';
 import { connectDocker, ensureEngine, ensureImage } from '../sandbox';
 import { MARKER_PATH, writeSessionMarker } from '../session/marker';
@@ -106,26 +106,45 @@ async function serve(o: ProctoredBaselineOptions, layout: SessionLayout, session
   try {
     say('starting the session channel');
     // reproduce_exp_bench.sh runs asked through the channel go to the proctored work container, once it is up.
-    const work: { container?: Docker.Container } = {};
+    const work: { container?: Docker.Container; forwarder?: Forwarder } = {};
     const workContainer = async (): Promise<Docker.Container> => {
       if (!work.container) throw new ExpBenchError('SESSION_INVALID', sessionDir, 'the proctored work container is not started yet');
       return work.container;
     };
-    const channel = await startBaselineChannel({ sessionDir, socketPath: path.join(layout.channel, 'session.sock'), aiAllowed: o.aiAllowed, onSubmitted: o.onSubmitted, workContainer });
+    // a paused clock freezes the work container (docker pause): no work happens off the clock
+    const onClock = async (paused: boolean): Promise<void> => {
+      if (!work.container) return;
+      if (paused) work.forwarder?.dropConnections();
+      await pauseForClock(docker, work.container, paused);
+    };
+    const channel = await startBaselineChannel({ sessionDir, socketPath: path.join(layout.channel, 'session.sock'), aiAllowed: o.aiAllowed, onSubmitted: o.onSubmitted, workContainer, onClock });
     stops.push(() => channel.dispose());
     say(`starting the proctored work container (${manifest.image}, no network)`);
     const container = await ensureProctoredContainer(docker, {
       sessionDir, task: o.task.id, image: manifest.image, editor, solverExtension, aiAllowed: o.aiAllowed,
       limits: manifest.environment?.limits?.memoryMiB ? { memoryBytes: manifest.environment.limits.memoryMiB * 1024 * 1024 } : {},
     });
-    stops.push(async () => { await container.container.stop({ t: 5 }).catch(() => undefined); });
-    work.container = container.container;
+    stops.push(async () => {
+      await container.container.unpause().catch(() => undefined);
+      await container.container.stop({ t: 5 }).catch(() => undefined);
+    });
     const forwarder = await startForwarder({
       socketPath: container.editorSocket, host: bind.host, port: bind.port, token: o.token,
-      restart: () => restartProctoredContainer(docker, container.container, container.editorSocket),
+      restart: async () => {
+        await restartProctoredContainer(docker, container.container, { layout, socket: container.socket, aiAllowed: o.aiAllowed });
+        await editorUp(forwarder, container);
+        if (channel.clockPaused()) await pauseForClock(docker, container.container, true);
+      },
+      guard: () => container.socket.breach(),
+      paused: () => channel.clockPaused(),
+      resume: () => channel.resumeClock(),
     });
     stops.push(() => forwarder.close());
-    await forwarder.waitForEditor();
+    await editorUp(forwarder, container);
+    work.container = container.container;
+    work.forwarder = forwarder;
+    // a session whose clock was paused when the last serve ended stays paused (the window offers to resume)
+    if (channel.clockPaused()) await pauseForClock(docker, container.container, true);
     await claim.setUrl(forwarder.url);
     say(`the proctored window answers on ${forwarder.origin}`);
     return { url: forwarder.url, sessionDir, container, forwarder, editor, dispose };
@@ -133,4 +152,10 @@ async function serve(o: ProctoredBaselineOptions, layout: SessionLayout, session
     await dispose();
     throw e;
   }
+}
+
+/** Waits until the editor answers on its socket, then seals the channel folder (the host's again: EditorSocket.seal). */
+async function editorUp(forwarder: Forwarder, container: ProctoredContainer): Promise<void> {
+  await forwarder.waitForEditor();
+  await container.socket.seal();
 }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Language, Node as TsNode, Parser as TsParser } from 'web-tree-sitter';
+import type { Language, Node as TsNode, Parser as TsParser, TreeCursor as TsTreeCursor } from 'web-tree-sitter';
 
 /**
  * What a piece of code does, as facts that survive renaming: the functions and methods it calls,
@@ -80,13 +80,21 @@ export async function codeFacts(text: string, python: boolean): Promise<CodeFact
   const tree = parser.parse(text);
   if (!tree) return tokenFacts(text);
   try {
-    return treeFacts(tree.rootNode);
+    return treeFacts(tree);
   } finally {
     tree.delete();
   }
 }
 
-function treeFacts(root: TsNode): CodeFacts {
+/** Node types {@link treeFacts} reads; every other node is only walked through. */
+const FACT_TYPES = new Set(['function_definition', 'class_definition', 'call', 'keyword_argument', 'attribute', 'import_statement', 'import_from_statement', 'integer', 'float', 'string']);
+
+/**
+ * The facts of a parsed tree: a cursor walk over the named nodes (depth first, in source order),
+ * materialising a node object only for the types of {@link FACT_TYPES} (crossing into the
+ * parser's WebAssembly memory for every node is what costs: bench/judge.bench.ts).
+ */
+function treeFacts(tree: { walk(): TsTreeCursor }): CodeFacts {
   const facts = new Map<string, number[]>();
   const defined = new Set<string>();
   const add = (f: string, n: TsNode) => {
@@ -143,10 +151,17 @@ function treeFacts(root: TsNode): CodeFacts {
         break;
       }
     }
-    for (const c of n.namedChildren) if (c) visit(c);
   };
-  visit(root);
-  return { facts, defined, parser: 'tree-sitter-python' };
+  const cursor = tree.walk();
+  try {
+    for (;;) {
+      if (cursor.nodeIsNamed && FACT_TYPES.has(cursor.nodeType)) visit(cursor.currentNode);
+      if (cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return { facts, defined, parser: 'tree-sitter-python' };
+    }
+  } finally {
+    cursor.delete();
+  }
 }
 
 function lastSegment(fn: TsNode): string | undefined {

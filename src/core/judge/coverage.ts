@@ -74,6 +74,22 @@ function notebookFromAdded(p: string, hs: Hunk[], lines: string[], lineOf: numbe
   return { text: text.join('\n'), lineOf: map };
 }
 
+/**
+ * The facts of texts already parsed during one judgement (a reference file's whole code is read
+ * once for each of its requirements: parsing it again each time was most of a heuristic
+ * judgement's time, bench/judge.bench.ts). Facts are never changed after they are made.
+ */
+export class FactsMemo {
+  private readonly memo = new Map<string, Promise<CodeFacts>>();
+
+  of(text: string, python: boolean): Promise<CodeFacts> {
+    const k = `${python ? 'p' : 't'}\0${text}`;
+    let f = this.memo.get(k);
+    if (f === undefined) this.memo.set(k, (f = codeFacts(text, python)));
+    return f;
+  }
+}
+
 export interface Coverage {
   verdict: ImplVerdictValue;
   facts: string[];
@@ -88,12 +104,12 @@ export interface Coverage {
  * words of the requirement text (used for names the requirement itself states, and alone when no
  * range could be read).
  */
-export async function coverRequirement(ranges: GroundTruthRange[], textWords: string[], files: SolverFile[]): Promise<Coverage> {
+export async function coverRequirement(ranges: GroundTruthRange[], textWords: string[], files: SolverFile[], memo: FactsMemo = new FactsMemo()): Promise<Coverage> {
   const wanted = new Set<string>();
   let parser = 'tokens';
   for (const r of ranges) {
-    const facts = await codeFacts(r.text, r.python);
-    const whole = await codeFacts(r.fileCode, r.python);
+    const facts = await memo.of(r.text, r.python);
+    const whole = await memo.of(r.fileCode, r.python);
     if (facts.parser !== 'tokens') parser = facts.parser;
     const stated = new Set(textWords);
     const fileDefined = new Set([...whole.defined].filter((d) => !stated.has(d)));

@@ -1,6 +1,6 @@
 import { designVariables, executionFrom, scoreDesign, scoreImplementation, solverDesignItems, type JudgeInput, type JudgeOptions } from './common';
 import { pythonParser, pythonParserProblem } from './codefacts';
-import { coverRequirement, solverFiles } from './coverage';
+import { coverRequirement, FactsMemo, solverFiles } from './coverage';
 import { designItems, matchDesign } from './designMatch';
 import { readGroundTruthRange, type GroundTruthRange } from './groundtruth';
 import { hunkCitation, parseHunks, symbolsOf, type Hunk } from './hunks';
@@ -67,6 +67,7 @@ async function requirementVerdicts(input: JudgeInput, hunks: Hunk[], notes: stri
     ? (t.method.trim() ? [{ text: t.method, refs: [] as JudgeInput['task']['requirements'][number]['refs'], basis: 'method' as const }] : [])
     : t.requirements.map((r) => ({ text: r.text, refs: r.refs, basis: 'requirement' as const }));
   const files = await solverFiles(hunks);
+  const memo = new FactsMemo();
   const out: RequirementVerdict[] = [];
   for (const [i, it] of items.entries()) {
     const ranges: GroundTruthRange[] = [];
@@ -78,7 +79,7 @@ async function requirementVerdicts(input: JudgeInput, hunks: Hunk[], notes: stri
       else ranges.push(r);
     }
     const textWords = [...new Set(symbolsOf('', it.text).map((w) => w.split('.').pop()!))];
-    const c = await coverRequirement(ranges, textWords, files);
+    const c = await coverRequirement(ranges, textWords, files, memo);
     if (problems.length) notes.push(`requirement ${i + 1}: ${problems.join('; ')}`);
     const cited = hunks.filter((h) => !h.deletedFile && c.anchors.some((a) => a.path === h.path && a.startLine <= h.newEnd && a.endLine >= h.newStart));
     const refFiles = new Set(it.refs.map((r) => r.path));

@@ -33,10 +33,17 @@ export class SessionLayout {
   get workspace(): string { return path.join(this.root, 'workspace'); }
   get private(): string { return path.join(this.root, 'private'); }
   /**
-   * Proctored sessions only: the channel folder, mounted read-write at /expbench/channel in the work
-   * container (code-server.sock, session.sock, editor/ = the window's user data). Never holds answers.
+   * Proctored sessions only: the channel folder, mounted at /expbench/channel in the work container
+   * (code-server.sock, session.sock; editor/ = the window's user data, the solver's). The folder
+   * itself is the host's (mode 0755): the solver cannot replace its sockets. Never holds answers.
    */
   get channel(): string { return path.join(this.root, 'channel'); }
+  /**
+   * Proctored sessions only: the window's User and Machine settings as the host wrote them
+   * (`User.settings.json`, `Machine.settings.json`), each mounted read-only over `settings.json`
+   * of its folder in the editor's user data; the folder itself is never mounted.
+   */
+  get editorSettings(): string { return path.join(this.root, 'editor-settings'); }
   /** Proctored sessions only: the solver build of the extension, mounted read-only at /expbench/extensions. */
   get editorExtensions(): string { return path.join(this.root, 'editor-extensions'); }
   /**

@@ -31,9 +31,11 @@ export interface ChatAttempt {
   error?: string;
   /** True when a failed attempt is tried again. */
   retry?: boolean;
-  /** A successful attempt's text and the names of the tools it asked for, in order. */
+  /** A successful attempt's text and the names of the tools it asked for, in order (at most {@link MAX_RECORDED_TOOL_NAMES}). */
   text?: string;
   toolNames?: string[];
+  /** How many tool calls the reply asked for, when more than the names recorded. */
+  toolCallCount?: number;
 }
 
 /** The answer of a successful call. */
@@ -47,7 +49,11 @@ export interface ChatReply {
   attempt: ChatAttempt;
 }
 
-export type ChatOutcome = { ok: true; reply: ChatReply } | { ok: false; error: string; status?: number };
+/** `timeUp`: the call stopped because the caller's working time ran out ({@link ChatCallOptions.timeLeftMs}), not by the endpoint's fault. */
+export type ChatOutcome = { ok: true; reply: ChatReply } | { ok: false; error: string; status?: number; timeUp?: boolean };
+
+/** Tool names of one reply recorded in its attempt (a reply may ask for many more: `toolCallCount` says how many). */
+export const MAX_RECORDED_TOOL_NAMES = 32;
 
 /** Options of {@link ToolChatClient.chat}. */
 export interface ChatCallOptions {
@@ -56,9 +62,18 @@ export interface ChatCallOptions {
   signal?: AbortSignal;
   /** Called after every HTTP attempt, failed ones included, before a retry waits. */
   onAttempt?: (a: ChatAttempt) => void | Promise<void>;
+  /**
+   * The caller's time left, ms (the agent's working-time limit): each attempt waits at most this
+   * long (or the endpoint's timeout, if shorter), no attempt or retry wait starts once it is used
+   * up, and the outcome then says `timeUp`. Default: no limit.
+   */
+  timeLeftMs?: () => number;
 }
 
-/** Statuses retried (as the openai client retries them): timeouts, conflicts, rate limits, server errors. */
+/**
+ * Statuses retried (as the openai client retries them): timeouts, conflicts, rate limits, server
+ * errors; `undefined`: no status at all (a connection error, a reply cut short).
+ */
 export function retryable(status: number | undefined): boolean {
   return status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
 }
@@ -71,6 +86,10 @@ export function retryable(status: number | undefined): boolean {
  * so that every attempt is reported to `onAttempt` (the agent records each as an event); the wait
  * follows the server's `retry-after-ms` / `retry-after` when given, else 0.5 s · 2^n (at most 8 s).
  * The API key is registered with the logger for redaction and never put in a message or an error.
+ *
+ * A connection cut while the reply is read, and a 200 reply that is no chat completion (no
+ * `choices`), are failures of the endpoint too, retried the same way. With `timeLeftMs` no attempt
+ * or wait outlasts the caller's time (the outcome says `timeUp`).
  *
  * `chat` throws only `BUDGET_EXCEEDED` (the ledger's guard, before a request), `CANCELLED`; every
  * failure of the endpoint is a `{ok: false}` outcome.
@@ -98,58 +117,100 @@ export class ToolChatClient {
   async chat(messages: ToolChatMessage[], tools: ChatTool[], opts: ChatCallOptions): Promise<ChatOutcome> {
     const maxTokens = this.endpoint.maxCompletionTokens ?? 4096;
     const maxRetries = this.endpoint.maxRetries ?? 2;
+    const endpointTimeout = this.endpoint.timeoutMs ?? 120_000;
+    const left = () => opts.timeLeftMs?.() ?? Infinity;
+    const timeUp = async (durationMs: number, what: string): Promise<ChatOutcome> => {
+      const error = `the working-time limit was reached ${what}`;
+      await opts.onAttempt?.({ model: this.model, inputTokens: 0, outputTokens: 0, costUsd: 0, durationMs, finishReason: null, error, retry: false });
+      return { ok: false, error, timeUp: true };
+    };
     let failures = 0;
     for (let paramRetry = 0; ; ) {
       if (opts.signal?.aborted) throw cancelled(opts.item);
+      const budget = left();
+      if (budget <= 0) return { ok: false, error: 'the working-time limit was reached before the request', timeUp: true };
       this.ledger.guard(opts.item, this.model, promptChars(messages, tools), maxTokens);
       const body: Record<string, unknown> = { model: this.model, messages, tools, tool_choice: 'auto', max_completion_tokens: maxTokens };
       if (this.temperature !== null) body.temperature = this.temperature;
       if (this.seed !== null) body.seed = this.seed;
+      // Each attempt waits at most the endpoint's timeout, and never past the working time left.
+      const timeout = Math.max(1, Math.min(endpointTimeout, budget));
+      const byLimit = budget < endpointTimeout;
       const started = performance.now();
+      let res: OpenAI.Chat.Completions.ChatCompletion;
       try {
         this.requestsSent++;
-        const res = await withChildSignal(opts.signal, (signal) =>
-          this.client.chat.completions.create(body as any, { signal }) as Promise<OpenAI.Chat.Completions.ChatCompletion>);
-        const durationMs = performance.now() - started;
-        const inputTokens = res.usage?.prompt_tokens ?? 0;
-        const outputTokens = res.usage?.completion_tokens ?? 0;
-        const cachedTokens = res.usage?.prompt_tokens_details?.cached_tokens ?? undefined;
-        const model = res.model || this.model;
-        const entry = this.ledger.record(opts.item, model, inputTokens, outputTokens, durationMs);
-        const choice = res.choices?.[0];
-        const finishReason = choice?.finish_reason ?? null;
-        const msg = choice?.message;
-        const toolCalls: RequestedToolCall[] = (msg?.tool_calls ?? []).flatMap((c) => c.type === 'function'
-          ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments ?? '' }] : []);
-        const content = msg?.content ?? (msg?.refusal ? `(refused) ${msg.refusal}` : '');
-        const attempt: ChatAttempt = {
-          model, inputTokens, outputTokens, ...(cachedTokens !== undefined ? { cachedTokens } : {}), costUsd: entry.usd, durationMs, finishReason,
-          text: content, toolNames: toolCalls.map((c) => c.name),
-        };
-        await opts.onAttempt?.(attempt);
-        const message: ToolChatMessage = {
-          role: 'assistant', content: content || null,
-          ...(toolCalls.length ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
-        };
-        return { ok: true, reply: { content, toolCalls, message, finishReason, attempt } };
+        res = await withChildSignal(opts.signal, (signal) =>
+          this.client.chat.completions.create(body as any, { signal, timeout }) as Promise<OpenAI.Chat.Completions.ChatCompletion>);
       } catch (e) {
         if (isExpBenchError(e)) throw e;
         if (opts.signal?.aborted || e instanceof OpenAI.APIUserAbortError) throw cancelled(opts.item);
         const durationMs = performance.now() - started;
         if (e instanceof OpenAI.BadRequestError && paramRetry < 2 && this.dropRejectedParam(String(e.message))) { paramRetry++; continue; }
+        if (e instanceof OpenAI.APIConnectionTimeoutError && byLimit) return await timeUp(durationMs, `while waiting for the endpoint (${Math.round(timeout)} ms)`);
         const status = e instanceof OpenAI.APIError ? e.status : undefined;
-        const known = e instanceof OpenAI.APIError;
+        // Not an APIError: the exchange broke while the reply was read (a connection cut mid-reply,
+        // `terminated`; a body cut short): a connection error, retried like the others.
         const error = redact(e instanceof OpenAI.APIConnectionTimeoutError
-          ? `endpoint timed out after ${this.endpoint.timeoutMs ?? 120_000} ms`
-          : known ? `endpoint error ${status ?? ''}: ${errorMessage(e)}`.replace(/\s+/g, ' ') : `request failed: ${errorMessage(e)}`);
-        const retry = known && retryable(status) && failures < maxRetries;
-        await opts.onAttempt?.({ model: this.model, inputTokens: 0, outputTokens: 0, costUsd: 0, durationMs, finishReason: null, error, retry });
-        if (!retry) return { ok: false, error, ...(status !== undefined ? { status } : {}) };
-        logger.warn(`${this.endpoint.name ?? 'agent'} ${opts.item}: ${error}; retrying`);
-        await this.sleep(retryDelayMs(e as InstanceType<typeof OpenAI.APIError>, failures), opts.signal);
+          ? `endpoint timed out after ${endpointTimeout} ms`
+          : e instanceof OpenAI.APIError ? `endpoint error ${status ?? ''}: ${errorMessage(e)}${e instanceof OpenAI.APIConnectionError ? causeOf(e) : ''}`.replace(/\s+/g, ' ')
+            : `the connection broke while the reply was read: ${errorMessage(e)}${e instanceof Error ? causeOf(e) : ''}`);
+        const outcome = await this.failed(opts, { durationMs, error, status, retryable: retryable(status), failures, maxRetries, delayMs: retryDelayMs(e, failures), left });
+        if (outcome) return outcome;
         failures++;
+        continue;
       }
+      const durationMs = performance.now() - started;
+      const inputTokens = res.usage?.prompt_tokens ?? 0;
+      const outputTokens = res.usage?.completion_tokens ?? 0;
+      const cachedTokens = res.usage?.prompt_tokens_details?.cached_tokens ?? undefined;
+      const model = res.model || this.model;
+      const entry = this.ledger.record(opts.item, model, inputTokens, outputTokens, durationMs);
+      const choice = Array.isArray(res.choices) ? res.choices[0] : undefined;
+      if (!choice || typeof choice !== 'object') {
+        // A 200 that is no chat completion (a proxy's error object, an empty reply): the endpoint's fault.
+        const said = (res as { error?: { message?: unknown } }).error?.message;
+        const error = redact(`the endpoint's reply is not a chat completion: no choices${typeof said === 'string' ? ` (its error: ${said})` : ''}; it began ${JSON.stringify(JSON.stringify(res).slice(0, 160))}`);
+        const outcome = await this.failed(opts, { durationMs, error, status: undefined, retryable: true, failures, maxRetries, delayMs: Math.min(500 * 2 ** failures, 8000), left });
+        if (outcome) return outcome;
+        failures++;
+        continue;
+      }
+      const finishReason = choice.finish_reason ?? null;
+      const msg = choice.message;
+      const toolCalls: RequestedToolCall[] = (Array.isArray(msg?.tool_calls) ? msg.tool_calls : []).flatMap((c) => c?.type === 'function'
+        ? [{ id: c.id, name: c.function?.name, arguments: c.function?.arguments ?? '' }] : []);
+      const content = msg?.content ?? (msg?.refusal ? `(refused) ${msg.refusal}` : '');
+      const attempt: ChatAttempt = {
+        model, inputTokens, outputTokens, ...(cachedTokens !== undefined ? { cachedTokens } : {}), costUsd: entry.usd, durationMs, finishReason,
+        text: content, toolNames: toolCalls.slice(0, MAX_RECORDED_TOOL_NAMES).map((c) => c.name),
+        ...(toolCalls.length > MAX_RECORDED_TOOL_NAMES ? { toolCallCount: toolCalls.length } : {}),
+      };
+      await opts.onAttempt?.(attempt);
+      const message: ToolChatMessage = {
+        role: 'assistant', content: content || null,
+        ...(toolCalls.length ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+      };
+      return { ok: true, reply: { content, toolCalls, message, finishReason, attempt } };
     }
+  }
+
+  /**
+   * A failed attempt: reported to `onAttempt`; the outcome when it is not retried (its retries
+   * used, not retryable, or no working time left for the wait), else undefined after the wait.
+   */
+  private async failed(opts: ChatCallOptions, f: {
+    durationMs: number; error: string; status: number | undefined; retryable: boolean; failures: number; maxRetries: number; delayMs: number; left: () => number;
+  }): Promise<ChatOutcome | undefined> {
+    const retry = f.retryable && f.failures < f.maxRetries;
+    const timeLeft = f.left();
+    const noTime = retry && f.delayMs >= timeLeft;
+    await opts.onAttempt?.({ model: this.model, inputTokens: 0, outputTokens: 0, costUsd: 0, durationMs: f.durationMs, finishReason: null, error: f.error, retry: retry && !noTime });
+    if (noTime) return { ok: false, error: `${f.error}; the working-time limit leaves no time to retry`, timeUp: true };
+    if (!retry) return { ok: false, error: f.error, ...(f.status !== undefined ? { status: f.status } : {}) };
+    logger.warn(`${this.endpoint.name ?? 'agent'} ${opts.item}: ${f.error}; retrying`);
+    await this.sleep(f.delayMs, opts.signal);
+    return undefined;
   }
 
   /** Endpoints that reject `seed` or `temperature` get the request again without it. */
@@ -165,8 +226,8 @@ function promptChars(messages: ToolChatMessage[], tools: ChatTool[]): number {
   return JSON.stringify(messages).length + JSON.stringify(tools).length;
 }
 
-function retryDelayMs(e: InstanceType<typeof OpenAI.APIError>, failures: number): number {
-  const h = e.headers as Record<string, string> | Headers | undefined;
+function retryDelayMs(e: unknown, failures: number): number {
+  const h = (e instanceof OpenAI.APIError ? e.headers : undefined) as Record<string, string> | Headers | undefined;
   const get = (k: string): string | null | undefined => (h && typeof (h as Headers).get === 'function' ? (h as Headers).get(k) : (h as Record<string, string> | undefined)?.[k]);
   const ms = Number(get('retry-after-ms'));
   if (Number.isFinite(ms) && ms >= 0 && get('retry-after-ms') != null) return Math.min(ms, 60_000);
@@ -181,4 +242,16 @@ function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
     function done() { clearTimeout(t); signal?.removeEventListener('abort', done); resolve(); }
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** ` (ECONNRESET)`, ` (other side closed)`: the network error under a connection failure, when it says more. */
+function causeOf(e: Error): string {
+  let c: unknown = e.cause;
+  for (let i = 0; i < 4 && c instanceof Error; i++) {
+    const x = c as NodeJS.ErrnoException;
+    if (x.code && x.code !== 'UND_ERR_SOCKET') return ` (${x.code})`;
+    if (x.message && x.message !== 'fetch failed') return ` (${x.message})`;
+    c = x.cause;
+  }
+  return '';
 }

@@ -112,7 +112,7 @@ export async function openMcpSession(o: McpSessionOptions): Promise<McpSession> 
   let created = false;
   const container = () => (started ??= (async () => {
     await ensureImage(docker, image);
-    const c = await ensureWorkContainer(docker, { task: task.id, session: sessionId, workspaceDir: layout.workspace, image, limits: { network: o.network ?? false } });
+    const c = await ensureWorkContainer(docker, { task: task.id, session: sessionId, workspaceDir: layout.workspace, image, limits: { network: o.network ?? false }, confined: 'the outside agent' });
     created = !c.reattached;
     return c.container;
   })().catch((e: unknown) => { started = undefined; throw e; }));

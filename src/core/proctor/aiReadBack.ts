@@ -5,6 +5,7 @@ import { AI_OFF_SETTINGS } from '../channel/aiSettings';
 import type { SessionLayout } from '../layout';
 import { errorMessage } from '../util/errors';
 import { LIMITS, readUntrustedText } from '../untrusted';
+import { editorFolders } from './folders';
 
 /** What the host read back of the proctored window's AI settings (event `ai.settings`, `source: 'host'`). */
 export interface HostAiReading {
@@ -21,8 +22,10 @@ export interface HostAiReading {
 /**
  * Reads, on the host, every settings file the proctored window takes AI settings from, instead of
  * believing what the window says (a forged `aiSettings {off: true}` on the channel): the User and
- * Machine settings of the editor's data (`channel/editor/User/settings.json`, its profiles'
- * `User/profiles/<id>/settings.json`, `channel/editor/Machine/settings.json`) and the workspace's
+ * Machine settings the window reads (the host's copies `editor-settings/User.settings.json` and
+ * `Machine.settings.json`, mounted read-only over `User/settings.json` and `Machine/settings.json`
+ * of the editor's data: folders.ts), the profiles' `channel/editor/User/profiles/<id>/settings.json`
+ * (the solver's), and the workspace's
  * `.vscode/settings.json`, each through the untrusted reader (no link followed, no FIFO opened,
  * at most LIMITS.settingsBytes, JSON with comments). A setting counts as on when any of these
  * files gives it a value other than its off value (AI_OFF_SETTINGS); a file that exists but cannot
@@ -30,13 +33,14 @@ export interface HostAiReading {
  * defaults, which the solver build contributes as off.
  */
 export async function readAiSettingsOnHost(layout: SessionLayout): Promise<HostAiReading> {
-  const user = path.join(layout.channel, 'editor', 'User');
-  const profiles = (await fsp.readdir(path.join(user, 'profiles'), { withFileTypes: true }).catch(() => []))
-    .filter((d) => d.isDirectory()).map((d) => path.join(user, 'profiles', d.name, 'settings.json')).sort();
+  const f = editorFolders(layout);
+  const profiles = (await fsp.readdir(path.join(f.user, 'profiles'), { withFileTypes: true }).catch(() => []))
+    .filter((d) => d.isDirectory()).map((d) => path.join(f.user, 'profiles', d.name, 'settings.json')).sort();
   const files = [
-    path.join(user, 'settings.json'),
+    // what the window reads as User/settings.json and Machine/settings.json: the host's copies, mounted read-only over them
+    f.userSettings,
     ...profiles,
-    path.join(layout.channel, 'editor', 'Machine', 'settings.json'),
+    f.machineSettings,
     path.join(layout.workspace, '.vscode', 'settings.json'),
   ];
   const settings: Record<string, unknown> = {};

@@ -10,8 +10,22 @@ const run = promisify(execFile);
 
 /** Where the mounts of the proctored work container appear inside it (docs/architecture.md, "The mount contract"). */
 export const PROCTOR_MOUNTS = {
-  /** The session's channel folder (read-write): code-server.sock, session.sock, the editor's user data. */
+  /**
+   * The session's channel folder: code-server.sock and session.sock. The folder itself is the
+   * host's (root, mode 0755): the solver connects to both sockets but cannot remove, rename or
+   * replace either (editorSocket.ts).
+   */
   channel: '/expbench/channel',
+  /** The editor's user data (`--user-data-dir`), the solver's (logs, state, backups, the solver's queue). */
+  userData: '/expbench/channel/editor',
+  /** `User/` of the user data: a mount of its own (it cannot be renamed away), read-write. */
+  user: '/expbench/channel/editor/User',
+  /** `Machine/` of the user data: a mount of its own, read-write. */
+  machine: '/expbench/channel/editor/Machine',
+  /** The window's User settings: a read-only file mount inside {@link PROCTOR_MOUNTS}.user (the host's copy, never the solver's). */
+  userSettings: '/expbench/channel/editor/User/settings.json',
+  /** The window's Machine settings: a read-only file mount inside {@link PROCTOR_MOUNTS}.machine. */
+  machineSettings: '/expbench/channel/editor/Machine/settings.json',
   /** The host's code-server install (read-only). */
   editor: '/expbench/editor',
   /** The node binary that runs it (read-only; a single file at `bin/node`). */
@@ -73,17 +87,23 @@ async function which(name: string): Promise<string | undefined> {
   return undefined;
 }
 
+/** The solver build's extension id (its package.json `publisher.name`): the only extension the proctored window allows. */
+export const SOLVER_EXTENSION_ID = 'expbench.expbench-solver';
+
 /**
- * The user settings of the proctored window (`User/settings.json` of its user data folder): no
- * AI (AI_OFF_SETTINGS of src/core/channel/aiSettings.ts: chat, agent mode, language-model tools,
- * MCP, inline completions, natural-language search), no telemetry, no extension gallery or updates, no workspace trust prompt, and
- * auto-save after one second so what is typed reaches the workspace. With `aiAllowed`, the AI
- * settings are left at VS Code's defaults (the window still has no AI extension installed and no
- * network). Keys are VS Code 1.100's.
+ * The user settings of the proctored window (`User/settings.json` of its user data folder,
+ * mounted read-only): no AI (AI_OFF_SETTINGS of src/core/channel/aiSettings.ts: chat, agent mode,
+ * language-model tools, MCP, inline completions, natural-language search), no extension but the
+ * solver build (`extensions.allowed`, VS Code 1.96+: installing any other, from the gallery, a VSIX
+ * or "Install Extension from Location", is refused), no telemetry, no extension gallery or
+ * updates, no workspace trust prompt, and auto-save after one second so what is typed reaches the
+ * workspace. With `aiAllowed`, the AI settings are left at VS Code's defaults (the window still has
+ * no AI extension installed and no network). Keys are VS Code 1.100's.
  */
 export function proctoredSettings(aiAllowed = false): Record<string, unknown> {
   return {
     ...(aiAllowed ? {} : AI_OFF_SETTINGS),
+    'extensions.allowed': { [SOLVER_EXTENSION_ID]: true },
     'telemetry.telemetryLevel': 'off',
     'extensions.autoCheckUpdates': false,
     'extensions.autoUpdate': false,
@@ -106,14 +126,21 @@ export function proctoredSettings(aiAllowed = false): Record<string, unknown> {
  * listening only on `<channel>/code-server.sock`, user data in `<channel>/editor`, extensions
  * from the read-only solver build, opened on `workspace`. No password (`--auth none`): the
  * socket is reachable only through the host's forwarder, which checks the session token.
+ * `--disable-proxy`: no `/proxy/<port>/` or `/absproxy/<port>/` routes (a second server started
+ * in the terminal is not reachable through this one; the forwarder refuses those paths too).
+ * `--config /dev/null`: no configuration file from the solver's home (`~/.config/code-server/
+ * config.yaml` could add flags, e.g. `builtin-extensions-dir`); code-server reads an empty one.
+ * `--disable-file-uploads`: nothing dropped in from the baseliner's machine (the paper's code).
  */
 export function codeServerCommand(workspace: string): string[] {
   return [
     `${PROCTOR_MOUNTS.node}/bin/node`, `${PROCTOR_MOUNTS.editor}/${CODE_SERVER_ENTRY.split(path.sep).join('/')}`,
+    '--config', '/dev/null',
     '--auth', 'none',
     '--socket', `${PROCTOR_MOUNTS.channel}/code-server.sock`, '--socket-mode', '666',
-    '--user-data-dir', `${PROCTOR_MOUNTS.channel}/editor`,
+    '--user-data-dir', PROCTOR_MOUNTS.userData,
     '--extensions-dir', PROCTOR_MOUNTS.extensions,
+    '--disable-proxy', '--disable-file-uploads',
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
     '--ignore-last-opened',
     workspace,

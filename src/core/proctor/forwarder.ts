@@ -8,7 +8,42 @@ import { errorMessage } from '../util/errors';
 const logger = log('proctor');
 
 /** Paths the forwarder answers itself (never forwarded to the editor). */
-export const FORWARDER_PATHS = { restart: '/__expbench/restart', status: '/__expbench/status' } as const;
+export const FORWARDER_PATHS = { restart: '/__expbench/restart', status: '/__expbench/status', resume: '/__expbench/resume' } as const;
+
+/**
+ * Where a webview's own files appear to come from (`asWebviewUri`: `https://file+.vscode-resource.vscode-cdn.net/…`):
+ * the webview's service worker answers these from the editor; nothing is fetched from that host.
+ */
+const WEBVIEW_RESOURCES = 'https://*.vscode-cdn.net';
+
+/**
+ * The forwarder's own Content-Security-Policy, sent with every response it passes on (a second
+ * policy: the browser enforces both, so it only narrows code-server's own, whose `connect-src`
+ * allows `https:` and `ws:` anywhere and whose `img-src` allows any `https:` image). Everything
+ * comes from the forwarder's origin: a web extension, a webview or a page of the workspace cannot
+ * reach the browser's network (no fetch, WebSocket, image, frame or form elsewhere). Scripts keep
+ * what the workbench needs (`unsafe-eval`, inline and blob: scripts; code-server's own policy
+ * still pins inline ones by hash); webviews keep their resources (WEBVIEW_RESOURCES).
+ */
+export const FORWARDER_CSP = [
+  "default-src 'self'", `script-src 'self' 'unsafe-eval' 'unsafe-inline' blob: ${WEBVIEW_RESOURCES}`, `style-src 'self' 'unsafe-inline' ${WEBVIEW_RESOURCES}`,
+  `img-src 'self' data: blob: ${WEBVIEW_RESOURCES}`, `media-src 'self' blob: ${WEBVIEW_RESOURCES}`, `font-src 'self' data: blob: ${WEBVIEW_RESOURCES}`,
+  `connect-src 'self' ${WEBVIEW_RESOURCES}`, "frame-src 'self' data: blob:", "child-src 'self' data: blob:", "worker-src 'self' data: blob:",
+  "manifest-src 'self'", "form-action 'self'", "base-uri 'self'", "object-src 'none'",
+].join('; ');
+
+/**
+ * Whether a request path is code-server's port proxy (`/proxy/<port>/…`, `/absproxy/<port>/…`):
+ * refused by the forwarder whatever code-server would do (it runs with --disable-proxy), so a
+ * second server started in the terminal is never reachable from the browser. Checked on the
+ * decoded path, any case, repeated slashes folded.
+ */
+export function isProxyPath(rawPath: string): boolean {
+  let p = rawPath.split(/[?#]/, 1)[0] ?? '';
+  try { p = decodeURIComponent(p); } catch { return true; }
+  p = p.replace(/\\/g, '/').replace(/\/{2,}/g, '/').toLowerCase();
+  return p === '/proxy' || p === '/absproxy' || p.startsWith('/proxy/') || p.startsWith('/absproxy/');
+}
 
 /** Options of {@link startForwarder}. */
 export interface ForwarderOptions {
@@ -24,6 +59,15 @@ export interface ForwarderOptions {
   restart: () => Promise<void>;
   /** How long a restart waits for the editor to answer on its socket (ms, default 60 000). */
   readyTimeoutMs?: number;
+  /**
+   * Checked before each request and upgrade passed on: a reason not to (EditorSocket.breach: the
+   * socket is not the one the session's editor made), or undefined. Default: always pass.
+   */
+  guard?: () => Promise<string | undefined>;
+  /** Whether the session's clock is paused (the work container is then frozen): a page says so and offers {@link ForwarderOptions.resume}. */
+  paused?: () => boolean;
+  /** Resumes the clock (and thaws the container). Called by POST {@link FORWARDER_PATHS}.resume. */
+  resume?: () => Promise<void>;
 }
 
 /** A running forwarder. */
@@ -36,6 +80,8 @@ export interface Forwarder {
   port: number;
   /** Resolves when the editor answers `/healthz` on its socket; rejects after `timeoutMs`. */
   waitForEditor(timeoutMs?: number): Promise<void>;
+  /** Ends the open WebSocket connections (the window reconnects, and then sees the paused page while the clock is paused). */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -60,6 +106,10 @@ export function parseBind(addr: string | undefined): { host: string; port: numbe
  * cookie gets 401, a wrong token 403. When the editor's socket does not answer (the container
  * stopped), a page says so and offers a restart button (POST {@link FORWARDER_PATHS}.restart with
  * the cookie), which calls `restart` and waits for the editor before sending the browser back.
+ * It passes on only to the session's own editor: `/proxy/` and `/absproxy/` are refused
+ * ({@link isProxyPath}), `guard` is asked before each request, and every response carries
+ * {@link FORWARDER_CSP}. While `paused()` says so, a page says the clock is paused and offers to
+ * resume it (POST {@link FORWARDER_PATHS}.resume), and no upgrade is passed on.
  * @throws the listen error (EADDRINUSE…) as ExpBenchError BAD_INPUT naming the address
  */
 export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
@@ -97,16 +147,36 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
       });
       return;
     }
-    const upstream = http.request({ socketPath: o.socketPath, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    upstream.on('error', (e) => {
-      logger.debug(`editor socket: ${errorMessage(e)}`);
-      if (!res.headersSent) stoppedPage(res);
-      else res.destroy();
-    });
-    req.pipe(upstream);
+    if (url.pathname === FORWARDER_PATHS.resume) {
+      if (req.method !== 'POST' || !o.resume) return page(res, 405, 'Use the button', 'Resume is a POST from the page\'s button.');
+      o.resume().then(() => { res.writeHead(303, { Location: '/' }); res.end(); }, (e: unknown) => {
+        logger.warn(`resume failed: ${errorMessage(e)}`);
+        pausedPage(res, `The clock could not be resumed: ${escapeHtml(errorMessage(e))}`);
+      });
+      return;
+    }
+    if (isProxyPath(req.url ?? '/')) return page(res, 403, 'Not served', 'This window serves only the task\'s editor: code-server\'s port proxy (<code>/proxy/</code>, <code>/absproxy/</code>) is off.');
+    if (o.paused?.()) return pausedPage(res);
+    void (o.guard?.() ?? Promise.resolve(undefined)).then((breach) => {
+      if (breach) {
+        logger.warn(`not passed on: ${breach}`);
+        return page(res, 503, 'The editor is not the session\'s', `${escapeHtml(breach)}. Nothing was passed on; ask the researcher to restart the window.`);
+      }
+      const upstream = http.request({ socketPath: o.socketPath, method: req.method, path: req.url, headers: req.headers }, (up) => {
+        // both policies: code-server's own and the forwarder's (the browser enforces each)
+        const own = up.headers['content-security-policy'];
+        const headers: Record<string, string | string[] | number | undefined> = { ...up.headers };
+        headers['content-security-policy'] = [...(own === undefined ? [] : [own].flat()), FORWARDER_CSP];
+        res.writeHead(up.statusCode ?? 502, headers);
+        up.pipe(res);
+      });
+      upstream.on('error', (e) => {
+        logger.debug(`editor socket: ${errorMessage(e)}`);
+        if (!res.headersSent) stoppedPage(res);
+        else res.destroy();
+      });
+      req.pipe(upstream);
+    }, (e: unknown) => page(res, 500, 'Check failed', escapeHtml(errorMessage(e))));
   });
 
   // Upgraded (WebSocket) sockets leave the server's own bookkeeping, so closeAllConnections() does
@@ -120,6 +190,26 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
       socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    if (isProxyPath(req.url ?? '/')) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    if (o.paused?.()) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    // the socket stays paused (no reader) until pipeUpgrade pipes it: nothing the browser sends is lost meanwhile
+    void (o.guard?.() ?? Promise.resolve(undefined)).then((breach) => {
+      if (breach) {
+        logger.warn(`upgrade not passed on: ${breach}`);
+        socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      pipeUpgrade(req, socket, head);
+    }, () => socket.destroy());
+  });
+
+  const pipeUpgrade = (req: http.IncomingMessage, socket: net.Socket, head: Buffer): void => {
     const up = net.connect(o.socketPath);
     up.on('connect', () => {
       const lines = [`${req.method} ${req.url} HTTP/1.1`];
@@ -135,7 +225,7 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
     });
     socket.on('close', () => up.destroy());
     up.on('close', () => socket.destroy());
-  });
+  };
 
   const host = o.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -149,6 +239,7 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
   return {
     url: `${origin}/?tkn=${token}`, origin, token, port,
     waitForEditor: (ms = readyTimeoutMs) => waitForEditor(o.socketPath, ms),
+    dropConnections: () => { for (const s of upgraded) s.destroy(); },
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -187,8 +278,11 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** The policy of the forwarder's own pages: no script, nothing loaded, forms only to itself. */
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'";
+
 function page(res: http.ServerResponse, status: number, title: string, body: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP });
   res.end(`<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;max-width:40em;margin:4em auto"><h1>${title}</h1><p>${body}</p></body>`);
 }
 
@@ -197,4 +291,11 @@ function stoppedPage(res: http.ServerResponse, extra = ''): void {
     `The editor of this proctored window runs inside the task's container, and that container is not running now. `
     + `Everything you saved is in the workspace; unsaved editors come back from the editor's backups. ${extra}</p>`
     + `<form method="post" action="${FORWARDER_PATHS.restart}"><button type="submit" id="expbench-restart" style="font-size:1.2em">Restart the container</button></form><p>`);
+}
+
+function pausedPage(res: http.ServerResponse, extra = ''): void {
+  page(res, 503, 'The clock is paused',
+    'The task\'s container is paused with the clock: nothing runs in it (editor, terminal, scripts) until you resume. '
+    + `Everything you saved is kept. ${extra}</p>`
+    + `<form method="post" action="${FORWARDER_PATHS.resume}"><button type="submit" id="expbench-resume" style="font-size:1.2em">Resume the clock</button></form><p>`);
 }

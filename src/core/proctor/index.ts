@@ -10,3 +10,5 @@ export * from './container';
 export * from './contract';
 export * from './forwarder';
 export { readAiSettingsOnHost, type HostAiReading } from './aiReadBack';
+export { EditorSocket } from './editorSocket';
+export { editorFolders, prepareEditorFolders, sealChannel, type EditorFolders } from './folders';

@@ -92,7 +92,11 @@ export class ReviewStore {
     return j;
   }
 
-  /** The judgements that match `filter`, earliest first; files that are not judgements are logged and left out (see {@link read}). */
+  /**
+   * The judgements that match `filter`, earliest first; files that are not judgements are logged
+   * and left out. A command that shows or exports judgements uses {@link read} and says what it
+   * left out (docs/review.md "Damaged files").
+   */
   async list(filter: ReviewFilter = {}): Promise<Judgement[]> {
     const { judgements, problems } = await this.read(filter);
     for (const p of problems) logger.warn(`${p.file}: ${p.message}`);
@@ -101,8 +105,9 @@ export class ReviewStore {
 
   /**
    * The judgements that match `filter`, earliest first, and the store's files that could not be
-   * read as judgements (not JSON, not the schema, another version, or in the folder of another
-   * subject), each naming its file. An absent root is an empty store.
+   * read as judgements, each naming its file and why: empty, not JSON (torn), not the schema
+   * (`{}`), another version, in the folder of another subject, a folder named `*.json`, a symbolic
+   * link (never followed) or another special file. An absent root is an empty store.
    */
   async read(filter: ReviewFilter = {}): Promise<{ judgements: Judgement[]; problems: ReviewProblem[] }> {
     const all = await this.readFolder(this.root, true);
@@ -125,6 +130,7 @@ export class ReviewStore {
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of entries) {
         const p = path.join(d, e.name);
+        if (e.isDirectory() && e.name.endsWith('.json')) { problems.push({ file: p, message: 'is a folder named like a judgement file: not read (move it out of the store)' }); continue; }
         if (e.isDirectory()) { if (deep && !e.name.startsWith('.')) await walk(p); continue; }
         if (!e.name.endsWith('.json') || isTempFile(e.name)) continue;
         const r = await this.readOne(p, d);
@@ -138,11 +144,13 @@ export class ReviewStore {
   private async readOne(file: string, dir: string): Promise<{ judgement: Judgement } | { problem: string }> {
     let data: unknown;
     try {
-      const buf = await readRegularFile(file);
+      // Links are never followed: a judgement is the file in its subject's folder, nothing else.
+      const buf = await readRegularFile(file, { noFollow: true });
       if (buf === undefined) return { problem: 'vanished while the store was read' };
+      if (buf.length === 0 || !/\S/.test(buf.toString('utf8'))) return { problem: 'is empty (a write that never finished): not a judgement' };
       data = JSON.parse(buf.toString('utf8'));
     } catch (e) {
-      return { problem: e instanceof SyntaxError ? `not valid JSON (${e.message})` : errorMessage(e) };
+      return { problem: e instanceof SyntaxError ? `not valid JSON (${e.message}): a torn or hand-edited file` : errorMessage(e).replace(`${file}: `, '') };
     }
     const v = (data as { version?: unknown } | null)?.version;
     if (typeof v === 'number' && v !== JUDGEMENT_VERSION) return { problem: `judgement version ${v}, this tool reads version ${JUDGEMENT_VERSION}: update EXP-Bench Workbench` };

@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
+import { assertBindSources, type Bind } from './binds';
 import { dockerError, engineMessage, statusOf } from './connection';
 import { gpusAvailable } from './gpus';
 
@@ -58,12 +59,7 @@ export interface Limits {
   gpus?: boolean;
 }
 
-/** A host directory mounted into the container. */
-export interface Bind {
-  hostPath: string;
-  containerPath: string;
-  readOnly?: boolean;
-}
+export type { Bind } from './binds';
 
 /** Options of {@link createContainer}. */
 export interface CreateContainerOptions {
@@ -133,12 +129,14 @@ export function hostConfigFor(limits: Limits, binds: Bind[] = [], gpus = false):
 
 /**
  * Creates (and by default starts) a container with the project's labels and the given limits.
- * Validates limits (positive numbers) before talking to the engine.
- * @throws ExpBenchError BAD_INPUT for a bad limit; IMAGE_MISSING when the image is absent;
+ * Validates limits (positive numbers) and the bind sources (no symbolic link, nothing missing:
+ * assertBindSources) before talking to the engine.
+ * @throws ExpBenchError BAD_INPUT for a bad limit or bind source; IMAGE_MISSING when the image is absent;
  *   DOCKER_UNAVAILABLE when the engine is gone; CONTAINER_FAILED otherwise (engine's message)
  */
 export async function createContainer(docker: Docker, opts: CreateContainerOptions): Promise<Created> {
   validateLimits(opts.limits, opts.labels.session);
+  await assertBindSources(opts.binds ?? []);
   const gpus = opts.limits.gpus ? await gpusAvailable(docker) : false;
   if (opts.limits.gpus && !gpus) logger.warn(`GPUs asked for session ${opts.labels.session} but the engine has no GPU support; running without`);
   const env = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);

@@ -6,6 +6,7 @@
 export * from './connection';
 export * from './images';
 export * from './containers';
+export { assertBindSources, assertNotHostUid, uidOfUser } from './binds';
 export * from './exec';
 export * from './copy';
 export * from './ownership';

@@ -5,8 +5,10 @@ import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { dockerError, isLocalEngine, statusOf } from './connection';
-import { type Created, type Limits, LABEL_ROLE, LABEL_TASK, createContainer, listProjectContainers, removeContainer, removeOrphans, startContainer } from './containers';
+import { type Created, type Limits, LABEL_OWNER, LABEL_ROLE, LABEL_SESSION, LABEL_TASK, createContainer, listProjectContainers, removeContainer, removeOrphans, startContainer } from './containers';
+import { ownerGone } from './processes';
 import { shareWorkspaceWithSolver } from './ownership';
+import { assertNotHostUid } from './binds';
 
 const logger = log('sandbox');
 
@@ -26,6 +28,18 @@ export interface WorkContainerOptions {
   limits: Limits;
   /** Extra environment (no secrets). */
   env?: Record<string, string>;
+  /**
+   * For a confined session (an agent's): what works there, for the message (`the agent`). The
+   * container is then refused when it would run as this host process's uid (assertNotHostUid).
+   */
+  confined?: string;
+  /**
+   * The process that removes the container when it ends (`ownerToken()`, label `expbench.owner`):
+   * set by a command that makes a work container for itself (`expbench agent run`), never by a
+   * window (a reloaded window reattaches to its container). One whose owner is gone (killed) is
+   * removed by {@link removeOwnerlessWorkContainers}.
+   */
+  owner?: string;
 }
 
 /** A found work container. */
@@ -51,11 +65,13 @@ export function workContainerName(session: string): string {
  * {@link shareWorkspaceWithSolver} for how the mount becomes writable), workdir /workspace,
  * NetworkMode `none` unless `limits.network`. Named {@link workContainerName}(session), so a second
  * create for the same session fails instead of making a twin: use {@link ensureWorkContainer}.
- * @throws ExpBenchError BAD_INPUT (workspace missing, bad limits), IMAGE_MISSING, DOCKER_UNAVAILABLE, CONTAINER_FAILED
+ * @throws ExpBenchError BAD_INPUT (workspace missing, bad limits), IMAGE_MISSING, DOCKER_UNAVAILABLE, CONTAINER_FAILED;
+ *   SESSION_INVALID naming the uid for a `confined` session that would run as this process's uid
  */
 export async function createWorkContainer(docker: Docker, opts: WorkContainerOptions): Promise<Created> {
   const workspaceDir = path.resolve(opts.workspaceDir);
   const user = await shareWorkspaceWithSolver(workspaceDir);
+  if (opts.confined) assertNotHostUid(user, opts.confined);
   return createContainer(docker, {
     name: workContainerName(opts.session),
     hostname: 'task',
@@ -67,7 +83,25 @@ export async function createWorkContainer(docker: Docker, opts: WorkContainerOpt
     user,
     workdir: WORKSPACE_MOUNT,
     env: { ...opts.env, HOME: user === 'solver' ? '/home/solver' : '/tmp' },
+    ...(opts.owner ? { extraLabels: { [LABEL_OWNER]: opts.owner } } : {}),
   });
+}
+
+/**
+ * Removes the work containers made by a process for itself (label `expbench.owner`, see
+ * {@link WorkContainerOptions.owner}) whose process is gone: what a killed `expbench agent run`
+ * left running. Containers without an owner (a window's) and those of live processes are kept.
+ * @returns the sessions whose container was removed
+ */
+export async function removeOwnerlessWorkContainers(docker: Docker): Promise<string[]> {
+  const removed: string[] = [];
+  for (const info of await listProjectContainers(docker, { role: 'work' })) {
+    const owner = info.Labels?.[LABEL_OWNER];
+    if (!owner || ownerGone(owner) !== true) continue;
+    if (await removeContainer(docker, info.Id)) removed.push(info.Labels?.[LABEL_SESSION] ?? info.Id.slice(0, 12));
+  }
+  if (removed.length) logger.info(`removed the work containers of ${removed.join(', ')}: their process is gone`);
+  return removed;
 }
 
 /**
@@ -101,6 +135,7 @@ export async function ensureWorkContainer(docker: Docker, opts: WorkContainerOpt
     const sameWorkspace = mount !== undefined && path.resolve(mount) === path.resolve(opts.workspaceDir);
     const sameTask = info.Config.Labels?.[LABEL_TASK] === opts.task;
     if (found.image === opts.image && sameWorkspace && sameTask) {
+      if (opts.confined) assertNotHostUid(info.Config.User ?? '', opts.confined);
       if (!info.State.Running) await startContainer(docker, found.container);
       logger.info(`reattached to work container ${found.id.slice(0, 12)} (session ${opts.session})`);
       return { container: found.container, id: found.id, reattached: true };

@@ -20,6 +20,44 @@ export const MAX_TASK_FILE_BYTES = 64 * 1024 * 1024;
  * The path has `limit + 1` segments: it stops at the first level past the limit.
  */
 export function tooDeepAt(value: unknown, limit = MAX_JSON_DEPTH): string[] | undefined {
+  return deeperThan(value, limit) ? pathTooDeep(value, limit) : undefined;
+}
+
+/**
+ * True when `value` holds an array or object more than `limit` levels down: an iterative walk that
+ * allocates no path (two parallel stacks), for the common case of a value within the limit. Every
+ * task entry goes through it, so it is kept cheap (bench/tasks.bench.ts).
+ */
+function deeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const values: object[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop() as Record<string, unknown>;
+    const d = (depths.pop() as number) + 1;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (x === null || typeof x !== 'object') continue;
+        if (d > limit) return true;
+        values.push(x);
+        depths.push(d);
+      }
+    } else {
+      for (const k in v) {
+        const x = v[k];
+        if (x === null || typeof x !== 'object') continue;
+        if (d > limit) return true;
+        values.push(x);
+        depths.push(d);
+      }
+    }
+  }
+  return false;
+}
+
+/** The path of {@link tooDeepAt} (only called when {@link deeperThan} said there is one). */
+function pathTooDeep(value: unknown, limit: number): string[] | undefined {
   const stack: Array<{ v: unknown; path: string[] }> = [{ v: value, path: [] }];
   while (stack.length > 0) {
     const { v, path } = stack.pop() as { v: unknown; path: string[] };

@@ -77,7 +77,7 @@ export async function loadDatasets(dirs: string[]): Promise<LoadResult> {
     const parsed = TaskFileSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      problems.push({ file, pointer: '/' + issue.path.map(String).join('/'), severity: 'error',
+      problems.push({ file, pointer: toPointer(issue.path.map(String)), severity: 'error',
         message: issue.path.length === 0 ? `task file must be an object with "questions", found ${describe(json)}` : `"questions" ${issue.message.toLowerCase()}` });
       return;
     }

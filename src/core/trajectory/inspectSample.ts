@@ -258,8 +258,30 @@ export function inspectSampleToTrajectory(sample: Obj, c: InspectSampleContext):
   // every span (a claimed tool span's tool event is shown in the span's parent, as Inspect elevates it)
   const spans = [...tree.spans.values()];
   if (spans.length) b.spans = spans;
+  submissionOf(b, obj(sample.metadata), c);
   if (sample.error) b.problem(c.base + '/error', `the sample ended in an error: ${asText(obj(sample.error)?.message ?? sample.error).slice(0, 200)}`, c.entry ? { entry: c.entry } : {}, 'info');
   return finishTrajectory(b);
+}
+
+/**
+ * The submission this project's export writes (src/core/trajectory/inspectWrite.ts): the frozen
+ * answers and patch in the sample's `metadata.expbench`, taken as the run's answers and final
+ * patch (what `session import` applies and submits). Values of another shape are a problem, not used.
+ */
+function submissionOf(b: TrajectoryBuilder, metadata: Obj | undefined, c: InspectSampleContext): void {
+  const x = obj(metadata?.expbench);
+  if (!x) return;
+  const where = `${c.base}/metadata/expbench`;
+  if (x.patch !== undefined) {
+    if (typeof x.patch === 'string') { b.patch = x.patch; } else b.problem(`${where}/patch`, 'the exported patch is not a text: not used', c.entry ? { entry: c.entry } : {});
+  }
+  if (x.answers !== undefined) {
+    const a = obj(x.answers);
+    const design = a?.design;
+    const okDesign = typeof design === 'string' || (Array.isArray(design) && design.every((d) => typeof d === 'string'));
+    if (a && okDesign && typeof a.conclusion === 'string') b.answers = { design: design as string | string[], conclusion: a.conclusion };
+    else b.problem(`${where}/answers`, 'the exported answers are not {design, conclusion} texts: not used', c.entry ? { entry: c.entry } : {});
+  }
 }
 
 /**

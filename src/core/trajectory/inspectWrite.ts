@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import type { JudgeRecord } from '../judge/types';
 import { policyByName } from '../metrics/policies';
@@ -8,6 +7,7 @@ import { outcomeFromRecord, scoreTask } from '../metrics/scores';
 import type { ClockState } from '../session/state';
 import type { Phase } from '../steps/phases';
 import type { SessionEvent } from '../steps/events';
+import { writeAtomic } from '../util/fs';
 import { writeZip } from './zip';
 
 /**
@@ -65,6 +65,12 @@ export interface InspectSessionInput {
   verify?: { E_clean: boolean | null; summary?: string };
   /** The text of each script run's log, by run id (cut by the caller). */
   runLogs?: Record<string, string>;
+  /**
+   * What was frozen at submit: the harness answers (`private/answers.json`) and the patch
+   * (`private/harness/patch.diff`), written as the sample's `metadata.expbench.answers` / `.patch`
+   * so that `session import` of the log gets them back. Absent for a session not submitted.
+   */
+  submission?: { answers?: { design: string | string[]; conclusion: string }; patch?: string };
   /** This project's version (EvalSpec `packages`). */
   version?: string;
 }
@@ -307,7 +313,10 @@ export function inspectLogOf(input: InspectSessionInput): InspectLog {
   const byActor = { human: 0, agent: 0 };
   for (const seg of clock.segments) byActor[seg.actor ?? 'human'] += Math.max(0, (seg.end !== undefined ? Date.parse(seg.end) : Date.parse(seg.lastBeat)) - Date.parse(seg.start));
   const sampleMeta: Obj = {
-    expbench: { session: input.sessionId, task: input.taskId, solver: isAgent ? 'agent' : 'human', submitted: input.submitted, gaveUp: input.gaveUp, workingMs: Math.round(workingS * 1000), byActorMs: byActor, phaseSpanType: PHASE_SPAN_TYPE },
+    expbench: {
+      session: input.sessionId, task: input.taskId, solver: isAgent ? 'agent' : 'human', submitted: input.submitted, gaveUp: input.gaveUp, workingMs: Math.round(workingS * 1000), byActorMs: byActor, phaseSpanType: PHASE_SPAN_TYPE,
+      ...(input.submission?.answers ? { answers: input.submission.answers } : {}), ...(input.submission?.patch !== undefined ? { patch: input.submission.patch } : {}),
+    },
   };
   const conclusionMsg: Obj = { id: uuidOf(input.sessionId, 'conclusion'), role: 'assistant', content: input.conclusion, source: 'generate', model, tool_calls: null };
   const output: Obj = lastOutput && !input.conclusion ? lastOutput : { model, choices: [{ message: conclusionMsg, stop_reason: 'stop' }], completion: input.conclusion, usage: null, time: null };
@@ -346,6 +355,14 @@ export function inspectLogOf(input: InspectSessionInput): InspectLog {
   return { log, sample, counts };
 }
 
+/** A sample's metadata as its summary holds it: the patch (any size) left out, its length said (the sample's own entry keeps it). */
+function summaryMetadata(md: Obj): Obj {
+  const x = md?.expbench as Obj | undefined;
+  if (!x || typeof x.patch !== 'string') return md;
+  const { patch, ...rest } = x;
+  return { ...md, expbench: { ...rest, patchChars: patch.length } };
+}
+
 /** The `.eval` entry name of a sample (`samples/<id>_epoch_<n>.json`; characters other than letters, digits, `.`, `-`, `_` in the id become `_`, so that the entry stays flat). */
 export function sampleEntryName(id: string, epoch: number): string {
   return `samples/${id.replace(/[^\w.-]/g, '_')}_epoch_${epoch}.json`;
@@ -354,20 +371,19 @@ export function sampleEntryName(id: string, epoch: number): string {
 /**
  * Writes `log` to `file`: `inspect-json` as one JSON document (Inspect's `.json` log),
  * `inspect-eval` as the zip of Inspect's eval recorder (`_journal/start.json`, `header.json`, one
- * entry per sample, `summaries.json`). The file is replaced whole (written beside it, renamed).
+ * entry per sample, `summaries.json`). The file is replaced whole (written beside it, renamed; on a
+ * failure the old file stays and no temp file is left: util/fs.ts `writeAtomic`).
  * @returns the file's size, bytes
+ * @throws ExpBenchError BAD_INPUT naming `file` when it cannot be written (the disk full, a folder, …)
  */
 export async function writeInspectLog(log: Obj, file: string, format: 'inspect-eval' | 'inspect-json'): Promise<number> {
-  await fsp.mkdir(path.dirname(path.resolve(file)), { recursive: true });
   if (format === 'inspect-json') {
-    const tmp = `${file}.${process.pid}.tmp`;
-    await fsp.writeFile(tmp, JSON.stringify(log, null, 2) + '\n');
-    await fsp.rename(tmp, file);
+    await writeAtomic(file, JSON.stringify(log, null, 2) + '\n');
   } else {
     const { samples, ...header } = log as Obj & { samples: Obj[] };
     const json = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
     const summaries = samples.map((s) => ({
-      id: s.id, epoch: s.epoch, input: s.input, target: s.target, metadata: s.metadata, scores: s.scores, model_usage: s.model_usage, role_usage: s.role_usage,
+      id: s.id, epoch: s.epoch, input: s.input, target: s.target, metadata: summaryMetadata(s.metadata as Obj), scores: s.scores, model_usage: s.model_usage, role_usage: s.role_usage,
       total_time: s.total_time, working_time: s.working_time, uuid: s.uuid, error: null, limit: null, started_at: s.started_at, completed_at: s.completed_at,
       message_count: (s.messages as unknown[]).length, retries: 0, completed: true,
     }));

@@ -16,13 +16,18 @@
 
 const KEY_NAME = String.raw`(?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?:API_?KEY|TOKEN|SECRET(?:_ACCESS)?(?:_KEY)?|PASSWORD|ACCESS_KEY)`;
 const ENV_NAME = String.raw`(?:[A-Z][A-Z0-9_]*_)?(?:API_?KEY|TOKEN|SECRET(?:_ACCESS)?(?:_KEY)?|PASSWORD|ACCESS_KEY)`;
-const PATTERNS: Array<{ kind: string; re: RegExp; keep?: number }> = [
+/**
+ * `re` finds a candidate; `keep` is the group kept before `[REDACTED:kind]` (the name); `value`,
+ * when given, must match the value (group 2) for it to count as a secret.
+ */
+const PATTERNS: Array<{ kind: string; re: RegExp; keep?: number; value?: RegExp }> = [
   // environment dumps: OPENAI_API_KEY=…, "GITHUB_TOKEN": "…" (upper-case names only: code's `token = x` is not a secret)
   { kind: 'secret', re: new RegExp(String.raw`(\b${ENV_NAME}\b["']?\s*[=:]\s*["']?)([^\s"']{4,})`, 'g'), keep: 1 },
   // any-case names with a quoted value: api_key = "…", "password": "…"
   { kind: 'secret', re: new RegExp(String.raw`(\b(?:[A-Za-z][A-Za-z0-9_]*[_-])?(?:api[_-]?key|token|secret|password|access[_-]?key)["']?\s*[=:]\s*["'])([^"'\s]{8,})(?=["'])`, 'gi'), keep: 1 },
-  // prose: "Password: hunter22" (a value with a digit)
-  { kind: 'secret', re: /(\b(?:password|passwd)\s*[=:]\s*)([^\s"'\d]*\d[^\s"']*)/gi, keep: 1 },
+  // prose: "Password: hunter22" (a value with a digit: checked on the whole word, WITH_DIGIT; a
+  // pattern `[^\s"'\d]*\d` scanned the rest of a long word from every `password=` in it: quadratic)
+  { kind: 'secret', re: /(\b(?:password|passwd)\s*[=:]\s*)([^\s"']+)/gi, keep: 1, value: /\d/ },
   { kind: 'bearer', re: /(\bBearer\s+)([A-Za-z0-9._~+/=-]{8,})/g, keep: 1 },
   { kind: 'api-key', re: /\bsk-[A-Za-z0-9_-]{20,}/g },
   { kind: 'github-token', re: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },
@@ -44,7 +49,7 @@ export function redactString(s: string): { text: string; count: number } {
     text = text.replace(p.re, (...m: string[]) => {
       if (p.keep) {
         const value = m[2];
-        if (NOT_A_VALUE.test(value)) return m[0];
+        if (NOT_A_VALUE.test(value) || (p.value && !p.value.test(value))) return m[0];
         count++;
         return `${m[1]}[REDACTED:${p.kind}]`;
       }

@@ -84,8 +84,8 @@ export interface Trajectory {
   metadata?: Record<string, unknown>;
   /** The final patch when the source has one (SWE-agent `submission`, OpenHands `git_patch`, harness `.patch`). */
   patch?: string;
-  /** Harness answers `{design, conclusion}` when the source has them. */
-  answers?: { design?: string; conclusion?: string };
+  /** Harness answers `{design, conclusion}` when the source has them (`design` one text or its lines, as the harness's answers.json allows). */
+  answers?: { design?: string | string[]; conclusion?: string };
   /** The sample (Inspect: id and epoch; others: the instance id) and how it ended (`success`, `error`, `limit: …`, the source's exit status). */
   sample?: { id: string; epoch?: number; status?: string };
   /** The agent (Inspect solver, the source's agent name) and the model most calls used, when known. */
@@ -122,7 +122,7 @@ export class TrajectoryBuilder {
   scores?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
   patch?: string;
-  answers?: { design?: string; conclusion?: string };
+  answers?: { design?: string | string[]; conclusion?: string };
   sample?: Trajectory['sample'];
   agent?: string;
   model?: string;

@@ -1,12 +1,11 @@
 import { constants as bufferConstants } from 'node:buffer';
-import { createWriteStream, promises as fsp } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
+import { promises as fsp } from 'node:fs';
 import * as zlib from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
 import * as yauzl from 'yauzl';
 import * as yazl from 'yazl';
-import { ExpBenchError } from '../errors';
 import { errorMessage } from '../util/errors';
+import { writeAtomicStream } from '../util/fs';
 
 /**
  * Reading zip archives entry by entry (Inspect `.eval` logs): deflate (method 8) through yauzl,
@@ -191,18 +190,12 @@ export interface ZipEntryData { name: string; data: Buffer }
  * records added by yazl when an entry or the archive passes 4 GiB). The archive is written next to
  * `file` and renamed into place, so a reader never sees half an archive. The same archives
  * {@link openZip} reads.
- * @throws ExpBenchError BAD_INPUT naming `file` when it cannot be written
+ * @throws ExpBenchError BAD_INPUT naming `file` when it cannot be written (util/fs.ts `writeAtomicStream`: the disk full, not a regular file, …)
  */
 export async function writeZip(file: string, entries: ZipEntryData[], mtime = new Date()): Promise<void> {
   const zip = new yazl.ZipFile();
   for (const e of entries) zip.addBuffer(e.data, e.name, { mtime, mode: 0o100644 });
   zip.end();
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    await pipeline(zip.outputStream, createWriteStream(tmp));
-    await fsp.rename(tmp, file);
-  } catch (e) {
-    await fsp.rm(tmp, { force: true });
-    throw new ExpBenchError('BAD_INPUT', file, `cannot write the zip archive: ${errorMessage(e)}`);
-  }
+  // The durable writer's temp file beside `file` (removed on any failure, swept when a writer was killed).
+  await writeAtomicStream(file, zip.outputStream as AsyncIterable<Buffer>);
 }

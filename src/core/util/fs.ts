@@ -61,18 +61,36 @@ const swept = new Set<string>();
  *   file (left untouched), when the disk is full, or on any other file-system error.
  */
 export function writeAtomic(file: string, data: string | Buffer, opts: { fsync?: boolean } = {}): Promise<void> {
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  return queued(file, (key) => writeNow(key, (fh) => writeFully(fh, buf), opts.fsync !== false));
+}
+
+/**
+ * {@link writeAtomic} of what `source` yields (a zip writer's output stream, …), without holding it
+ * whole in memory: the same temp file beside `file`, fsync, rename and folder fsync; on any
+ * failure (the source's too) the old file is left as it was and the temp file removed.
+ * @throws ExpBenchError `BAD_INPUT` naming `file` as {@link writeAtomic} does (disk full, not a
+ *   regular file, …); the source's own ExpBenchError as it is
+ */
+export function writeAtomicStream(file: string, source: AsyncIterable<Uint8Array | string>, opts: { fsync?: boolean } = {}): Promise<void> {
+  return queued(file, (key) => writeNow(key, async (fh) => {
+    for await (const chunk of source) await writeFully(fh, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }, opts.fsync !== false));
+}
+
+/** Runs `write` for `file` after the writes of this process to it that came before (call order). */
+function queued(file: string, write: (key: string) => Promise<void>): Promise<void> {
   const key = path.resolve(file);
   const prev = queues.get(key) ?? Promise.resolve();
-  const run = prev.catch(() => undefined).then(() => writeNow(key, data, opts.fsync !== false));
+  const run = prev.catch(() => undefined).then(() => write(key));
   queues.set(key, run);
   const clear = () => { if (queues.get(key) === run) queues.delete(key); };
   run.then(clear, clear);
   return run;
 }
 
-async function writeNow(file: string, data: string | Buffer, fsync: boolean): Promise<void> {
+async function writeNow(file: string, fill: (fh: FileHandle) => Promise<void>, fsync: boolean): Promise<void> {
   const dir = path.dirname(file);
-  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let mode = 0o666;
   try {
     await fsp.mkdir(dir, { recursive: true });
@@ -90,7 +108,7 @@ async function writeNow(file: string, data: string | Buffer, fsync: boolean): Pr
   let fh: FileHandle | undefined;
   try {
     fh = await fsp.open(tmp, 'wx', mode);
-    await writeFully(fh, buf);
+    await fill(fh);
     if (fsync) await fh.sync();
     await fh.close();
     fh = undefined;

@@ -2,7 +2,7 @@ import { constants as fsc, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { errorMessage } from './errors';
-import { fileError, kindOf, notAFile, openRegular, writeFully } from './fs';
+import { fileError, kindOf, notAFile, openRegular } from './fs';
 import { SerialChain } from './serial';
 
 /**
@@ -185,8 +185,9 @@ export interface JsonLinesWriterOptions {
  * reads the file's last byte: when the file ends inside a torn line, the new lines start on a new
  * line, so a good line is never glued onto a torn one (the torn line stays a line of its own, which
  * a reader reports as invalid). A write the OS takes only in part is continued until every byte
- * is written ({@link writeFully}); when the OS then refuses (disk full, file too large), `append`
- * rejects, and the next append starts on a new line.
+ * is written; when the OS then refuses (disk full, file too large), `append` rejects and the bytes
+ * of the failed append are cut off again, so the file is as it was before it (said otherwise in the
+ * error when they cannot be: then the next append starts on a new line).
  */
 export class JsonLinesWriter {
   private readonly serial = new SerialChain();
@@ -201,7 +202,8 @@ export class JsonLinesWriter {
    * @throws ExpBenchError `BAD_INPUT` naming `file` when a value has no JSON form (`undefined`, a
    *   function) or cannot be serialised (a cycle, a BigInt): nothing is written
    * @throws ExpBenchError `BAD_INPUT` naming `file` (see `fileError`: disk full, permission denied,
-   *   …) when the file cannot be opened, written in full or fsynced; bytes of the lines may be on disk then
+   *   …) when the file cannot be opened, written in full or fsynced; the file is then cut back to
+   *   what it held before (the error says so when that could not be done)
    */
   append(values: readonly unknown[]): Promise<void> {
     let text: string;
@@ -223,6 +225,8 @@ export class JsonLinesWriter {
   private async write(text: string): Promise<void> {
     if (text === '') return;
     let fh: fsp.FileHandle | undefined;
+    let sizeBefore: number | undefined;
+    let written = 0;
     try {
       await fsp.mkdir(path.dirname(this.file), { recursive: true });
       // Non-blocking, and refused unless a regular file: a FIFO or device in place of the log
@@ -240,13 +244,42 @@ export class JsonLinesWriter {
         }
       }
       this.endsClean = false;
-      await writeFully(fh, data);
+      sizeBefore = st.size;
+      while (written < data.length) {
+        const { bytesWritten } = await fh.write(data, written, data.length - written, null);
+        if (bytesWritten <= 0) throw Object.assign(new Error(`write() wrote nothing (${data.length - written} bytes left)`), { code: 'EIO' });
+        written += bytesWritten;
+      }
       if (this.opts.fsync !== false) await fh.sync();
       this.endsClean = true;
     } catch (e) {
-      throw fileError(this.file, 'write', e);
+      throw await this.undo(fh, sizeBefore, written, e);
     } finally {
       await fh?.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * After a failed write: cuts the file back to its size before it (when only this write added
+   * bytes since: the size is exactly before + written), so that a failed append leaves the file as
+   * it was, as the error says; otherwise (another writer appended meanwhile, or the cut failed)
+   * the error says that a torn line may end the file (readers report it, the next append starts
+   * on a new line).
+   */
+  private async undo(fh: fsp.FileHandle | undefined, sizeBefore: number | undefined, written: number, e: unknown): Promise<ExpBenchError> {
+    const err = fileError(this.file, 'write', e);
+    if (!fh || sizeBefore === undefined || written === 0) return err;
+    try {
+      const { size } = await fh.stat();
+      if (size !== sizeBefore + written) throw new Error(`the file is ${size} bytes, not ${sizeBefore} + ${written}: another writer appended`);
+      await fh.truncate(sizeBefore);
+      await fh.sync().catch(() => undefined);
+      this.endsClean = false; // checked again before the next append
+      return err;
+    } catch (cut) {
+      const code = (e as NodeJS.ErrnoException)?.code;
+      return new ExpBenchError('BAD_INPUT', this.file,
+        `cannot write${code === 'ENOSPC' || code === 'EDQUOT' ? `: the disk is full (${code})` : `: ${errorMessage(e)}`}; ${written} bytes of the new line are at the end of the file (a torn line, which readers skip) and could not be cut off (${errorMessage(cut)}); the lines before it are unchanged: free some space and run the command again`, { cause: e });
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { Claim, ClaimLocation, ClaimsResult } from './record';
 import { scanNumbers } from './numbers';
-import { namesSame, producedNumbers, wordSeq, wordsOf, type ProducedNumber } from './produced';
+import { labelKey, labelNamed, namingOf, producedNumbers, type ProducedNumber } from './produced';
 import { DERIVED_RULES, derivedInputs, findDerived, type DerivedRules } from './derived';
 
 export { scanNumbers, type FoundNumber } from './numbers';
@@ -120,8 +120,8 @@ const loc = (n: ProducedNumber): ClaimLocation => ({ source: n.source, line: n.l
 export function checkClaims(conclusion: string, outputs: OutputSource[], rules: DerivedRules = DERIVED_RULES): ClaimsResult {
   const claims = extractClaims(conclusion);
   const produced = outputs.flatMap((o) => producedNumbers(o.source, o.text, o.group ?? ''));
-  const labels = new Map<string, { words: string[]; seq: string[] }>();
-  for (const p of produced) if (p.labelWords.length && !labels.has(p.label)) labels.set(p.label, { words: p.labelWords, seq: wordSeq(p.label) });
+  const labels = new Map<string, string[]>();
+  for (const p of produced) if (p.label !== '' && !labels.has(p.label)) labels.set(p.label, p.labelWords);
   const groups = new Map<string, ProducedNumber[]>();
   for (const p of produced) {
     const g = groups.get(p.group);
@@ -149,18 +149,18 @@ export function checkClaims(conclusion: string, outputs: OutputSource[], rules: 
 
   function derive(c: ExtractedClaim, r: Claim): Claim {
     if (c.uncertainty) return r;
-    const { named, sentenceNames } = naming(c.sentence);
+    const { named, sentenceNames, keyNamed } = naming(c.sentence);
     for (const g of inputs) {
-      const d = findDerived({ value: c.value, unit: c.unit, decimals: c.decimals, sentence: c.sentence }, g, rules, named, sentenceNames, stateOf);
+      const d = findDerived({ value: c.value, unit: c.unit, decimals: c.decimals, sentence: c.sentence }, g, rules, named, sentenceNames, stateOf, keyNamed);
       if (d) return { ...r, status: 'derived', derived: { op: d.op, value: d.value, sources: d.sources.map((n) => ({ ...loc(n), text: n.text, label: n.label })) } };
     }
     return r;
   }
 
   function naming(sentence: string) {
-    const sw = new Set(wordsOf(sentence));
-    const seq = wordSeq(sentence);
-    const namedLabels = new Set([...labels].filter(([, l]) => namesSame(l.words, sw, seq, l.seq)).map(([k]) => k));
-    return { named: (n: ProducedNumber) => namedLabels.has(n.label), sentenceNames: namedLabels.size > 0 };
+    const n = namingOf(sentence);
+    const namedLabels = new Set([...labels].filter(([label, words]) => labelNamed(label, words, n)).map(([k]) => k));
+    const keyNamed = (key: string) => labelKey(key).split(' ').every((w) => n.plain.has(w));
+    return { named: (p: ProducedNumber) => namedLabels.has(p.label), sentenceNames: namedLabels.size > 0, keyNamed };
   }
 }

@@ -1,4 +1,5 @@
-import { namesSame, wordSeq, type ProducedNumber } from './produced';
+import { labelKey, labelsSame, type ProducedNumber } from './produced';
+import { isMeasure } from './quantities';
 
 /**
  * Derived claims (pure): a number of the conclusion that is not printed by the run but computed
@@ -18,11 +19,11 @@ import { namesSame, wordSeq, type ProducedNumber } from './produced';
  *   the chance-match rate with and without them):
  *   `requireWord`: the claim's sentence names the operation (a change word such as "reduction",
  *   "lower", "improved" for percent change and difference; "times", "ratio", "faster" or the unit
- *   `x` for a ratio); `sameLabel`: a and b have different labels naming the same quantity
- *   (two conditions such as "ECE before" and "ECE after", not two replicates with one label such
- *   as the smECE of seed 0 and seed 1), or are both unlabelled on one line (a table row), and when the claim's sentence names a quantity the
- *   outputs label, a's label is that quantity; `requireNamed`: the sentence must name it (a's
- *   label), so "a 97.4% reduction" alone, of nothing named, is not derived; `sourcesStated`: a and
+ *   `x` for a ratio); `sameLabel`: a and b are two **conditions** of one quantity
+ *   ({@link sameQuantity}), not two replicates, and when the claim's sentence names a quantity
+ *   the outputs label, a's label is that quantity; `requireNamed`: the sentence must name it (a's
+ *   label, by its words or the field's table of quantities: quantities.ts), so "a 97.4%
+ *   reduction" alone, of nothing named, is not derived; `sourcesStated`: a and
  *   b are numbers the conclusion states too (found claims), as in "the ECE fell from 0.1140 to
  *   0.0030, a 97.4% reduction". A claim whose sources the conclusion does not state stays
  *   "not found" under the default rules (the price of a low chance-match rate; see docs/claims.md).
@@ -94,21 +95,77 @@ export function derivedInputs(numbers: ProducedNumber[]): ProducedNumber[] {
   return [...seen.values()].reverse();
 }
 
-function sameQuantity(a: ProducedNumber, b: ProducedNumber): boolean {
-  if (a.labelWords.length === 0 && b.labelWords.length === 0) return a.source === b.source && a.line === b.line;
-  if (a.labelWords.length === 0 || b.labelWords.length === 0) return false;
-  if (a.label.toLowerCase() === b.label.toLowerCase()) return false; // replicates (seed 0, seed 1…), not two conditions
-  return namesSame(a.labelWords, new Set(b.labelWords), wordSeq(b.label), wordSeq(a.label));
+/**
+ * Keys whose values tell replicates apart, not conditions (`seed=0` / `seed=1` of one setting),
+ * unless the claim's sentence names the key ("from 0.12 with seed 0 to 0.08 with seed 1").
+ */
+export const REPLICATE_KEYS = new Set(['seed', 'random seed', 'rng', 'run', 'trial', 'rep', 'repeat', 'replicate', 'repetition', 'fold', 'shuffle']);
+
+/**
+ * True when a and b (of one group) are two conditions of one quantity, so that comparing them
+ * means something:
+ * - **two labels naming one quantity** ("ECE before" / "ECE after"; `mae` / "mean absolute
+ *   error": {@link labelsSame});
+ * - **one label, two conditions**: the two lines differ in the value of another printed key
+ *   that is a setting (`n=100 mae=0.1563` / `n=100000 mae=0.0041`, `lr=0.1` / `lr=0.01`,
+ *   `epoch 1` / `epoch 10`), a replicate key ({@link REPLICATE_KEYS}: `seed`, `run`, `fold`…)
+ *   counting only when `keyNamed(key)` (the claim's sentence names it); or they are on one line
+ *   with an arrow between them (`ECE: 0.0322 -> 0.0123`). Another measured value (`mae` beside
+ *   `mse`, a loss, a time: `isMeasure` of quantities.ts) is no setting: it differs between
+ *   replicates too. Two lines that differ in no setting, or only in a replicate key, are
+ *   replicates (the smECE of seed 0 and of seed 1);
+ * - **unlabelled**: both on one line (a table row).
+ */
+export function sameQuantity(a: ProducedNumber, b: ProducedNumber, keyNamed: (key: string) => boolean = () => false): boolean {
+  const la = a.label.toLowerCase();
+  const lb = b.label.toLowerCase();
+  if (la === '' || lb === '') return la === lb && a.source === b.source && a.line === b.line;
+  if (la === lb) return conditions(a, b, keyNamed);
+  return labelsSame(a, b);
+}
+
+const measures = new Map<string, boolean>();
+/** {@link isMeasure}, memoised (keys repeat on every line of a log). */
+function measure(key: string): boolean {
+  let r = measures.get(key);
+  if (r === undefined) {
+    if (measures.size > 10_000) measures.clear();
+    measures.set(key, (r = isMeasure(key)));
+  }
+  return r;
+}
+
+function conditions(a: ProducedNumber, b: ProducedNumber, keyNamed: (key: string) => boolean): boolean {
+  if (a.source === b.source && a.line === b.line) {
+    return (a.index < b.index ? b : a).arrow === true;
+  }
+  if (!a.keys || !b.keys) return false;
+  const own = labelKey(a.label);
+  const values = (keys: typeof a.keys) => {
+    const m = new Map<string, string[]>();
+    for (const k of keys) if (k.key !== own && !k.key.startsWith('#') && !measure(k.key)) (m.get(k.key) ?? m.set(k.key, []).get(k.key)!).push(k.value);
+    return m;
+  };
+  const va = values(a.keys);
+  const vb = values(b.keys);
+  for (const [k, xs] of va) {
+    const ys = vb.get(k);
+    if (!ys || xs.join('\0') === ys.join('\0')) continue;
+    if (!REPLICATE_KEYS.has(k) || keyNamed(k)) return true;
+  }
+  return false;
 }
 
 /**
  * The first way (in output order of a, then b) `c` is computed from two of `inputs` (one group's
  * {@link derivedInputs}), or undefined. `named(n)` says whether n's label names the quantity of
  * the claim's sentence; `sentenceNames` whether the sentence names any quantity of the outputs;
- * `stated(n)` whether the conclusion states n (a found claim matches it).
+ * `stated(n)` whether the conclusion states n (a found claim matches it); `keyNamed(key)` whether
+ * the sentence names a line key such as `seed` (then seeds are conditions: {@link sameQuantity}).
  */
 export function findDerived(c: DerivedClaim, inputs: ProducedNumber[], rules: DerivedRules,
-  named: (n: ProducedNumber) => boolean, sentenceNames: boolean, stated: (n: ProducedNumber) => boolean = () => true): DerivedMatch | undefined {
+  named: (n: ProducedNumber) => boolean, sentenceNames: boolean, stated: (n: ProducedNumber) => boolean = () => true,
+  keyNamed: (key: string) => boolean = () => false): DerivedMatch | undefined {
   const ops = allowedOps(c, rules);
   if (ops.length === 0 || (rules.requireNamed && !sentenceNames)) return undefined;
   const tol = 0.5 * Math.pow(10, -c.decimals) * (1 + 1e-9) + 1e-12;
@@ -117,10 +174,10 @@ export function findDerived(c: DerivedClaim, inputs: ProducedNumber[], rules: De
   const scaled = c.unit === '%' || c.unit === 'pp';
   const memo = new Map<string, boolean>();
   const same = (a: ProducedNumber, b: ProducedNumber) => {
-    if (a.labelWords.length === 0 && b.labelWords.length === 0) return a.source === b.source && a.line === b.line;
+    if (a.label.toLowerCase() === b.label.toLowerCase()) return sameQuantity(a, b, keyNamed); // by line: conditions or replicates
     const k = `${a.label}\0${b.label}`;
     let r = memo.get(k);
-    if (r === undefined) memo.set(k, (r = sameQuantity(a, b)));
+    if (r === undefined) memo.set(k, (r = sameQuantity(a, b, keyNamed)));
     return r;
   };
   const pool = rules.sourcesStated ? inputs.filter(stated) : inputs;

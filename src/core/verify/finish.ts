@@ -85,11 +85,14 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   let exitCode: number | null = null;
   let changed: OutputSource[] = [];
   let removal: Promise<'removed' | 'gone' | 'failed'> | undefined;
+  let exitedAt: string | undefined;
+  let cleanup: Promise<unknown> | undefined;
   try {
     try {
-      await container.wait();
-      const [, info] = await Promise.all([withinMs(ctx.drained, 5000), container.inspect()]);
+      const exitedInfo = await exited(container, ctx.drained);
+      const [, info] = await Promise.all([withinMs(ctx.drained, 5000), exitedInfo ?? container.inspect()]);
       const state = info.State;
+      exitedAt = state.FinishedAt;
       // Everything needed from the container is out (its state; the changed files are in the
       // bind-mounted output folder): remove it while the rest is collected and the record written.
       removal = removeWithRetry(ctx.docker, container.id);
@@ -109,7 +112,6 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
           `the script ended in time, but archiving the files it changed took more than ${AFTER_SCRIPT_LIMIT_MS / 1000} s: the run was stopped; run the verifier again`);
       }
       if (!killedBy && !failure && exitCode !== 0) failure = await stoppedFromOutside(ctx, state.FinishedAt);
-      if (!killedBy && !failure) changed = await collectChangedFiles(ctx.paths.out);
     } catch (e) {
       failure = statusOf(e) === 404
         ? disappeared(container.id)
@@ -123,18 +125,27 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   try {
     const endedAt = new Date();
     const scriptStart = clock.scriptStart();
-    // The script's own time when both markers are there; else from the container's start to now.
-    const scriptEnd = scriptStart === undefined ? undefined : await fsp.stat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st.mtimeMs, () => undefined);
+    // What the output folder and the logs hold, read at once (each of these used to wait for the one before).
+    const [scriptEnd, collected, setupFailed] = await Promise.all([
+      // The script's own time when both markers are there; else from the container's start to now.
+      scriptStart === undefined ? undefined : fsp.stat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st.mtimeMs, () => undefined),
+      !killedBy && !failure ? collectChangedFiles(ctx.paths.out).catch((e: unknown) => {
+        failure ??= new ExpBenchError('CONTAINER_FAILED', record.runId, `the archive of the files the run changed could not be read: ${errorMessage(e)}`);
+        return [];
+      }) : [],
+      record.setup !== undefined && exists(path.join(ctx.paths.out, SETUP_FAILED)),
+      ctx.logs.close(),
+    ]);
+    changed = collected;
+    // The output folder goes while the claims are checked and the record written (awaited before returning).
+    cleanup = fsp.rm(ctx.paths.out, { recursive: true, force: true }).catch(() => undefined);
     const durationMs = Math.max(0, (scriptEnd ?? endedAt.getTime()) - (scriptStart ?? Date.parse(record.startedAt)));
     // The in-container backstop (coreutils `timeout`) exits 124, or 137 after its SIGKILL.
     const backstop = !killedBy && exitCode !== null && [124, 137].includes(exitCode) && durationMs >= record.limits.timeoutMs;
     const timedOut = killedBy === 'timeout' || backstop;
-    await ctx.logs.close();
     // A log that could not be written (a full disk) makes the run an error: its output is not all there.
     const logFailure = ctx.logs.writeError;
     if (logFailure && !failure) failure = asVerifyError(logFailure, ctx.layout.root);
-    const setupFailed = record.setup !== undefined && await exists(path.join(ctx.paths.out, SETUP_FAILED));
-    await fsp.rm(ctx.paths.out, { recursive: true, force: true }).catch(() => undefined);
     const claims = await claimsFor(ctx.layout, ctx.paths, changed);
     if (killedBy || backstop || failure) exitCode = null;
     const finalRecord = (): VerificationRecord => {
@@ -144,6 +155,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
         status: failure ? 'error' : 'finished',
         ...(scriptStart !== undefined ? { scriptStartedAt: new Date(scriptStart).toISOString() } : {}),
         endedAt: endedAt.toISOString(),
+        ...(exitedAt && Date.parse(exitedAt) > 0 ? { containerExitedAt: exitedAt } : {}),
         durationMs,
         exitCode,
         timedOut,
@@ -181,8 +193,27 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     if (killedBy === 'cancel') throw cancelled(`verification ${record.runId}`);
     return final;
   } finally {
-    await removal;
+    await Promise.all([removal, cleanup]);
   }
+}
+
+/**
+ * Waits until the container has exited: the end of its output stream (the engine closes it when
+ * the process ends, often well before it answers the `wait` call), confirmed by its state, or the
+ * engine's `wait`, whichever comes first. A stream that ends while the container still runs (a
+ * script that closed its output) falls back to `wait`.
+ * @returns the container's state when it was read here (inspect), else undefined
+ * @throws what `wait` throws (404: removed from outside)
+ */
+async function exited(container: Docker.Container, drained: Promise<void>): Promise<Docker.ContainerInspectInfo | undefined> {
+  const wait = container.wait();
+  wait.catch(() => undefined); // observed below, or not needed
+  const first = await Promise.race([wait.then(() => 'wait' as const), drained.then(() => 'drained' as const)]);
+  if (first === 'wait') return undefined;
+  const info = await container.inspect().catch(() => undefined);
+  if (info && !info.State.Running && info.State.Status === 'exited') return info;
+  await wait;
+  return undefined;
 }
 
 /** Largest delay one Node.js timer keeps, ms (a longer one fires at once). */

@@ -1,5 +1,6 @@
 import { stripVTControlCharacters } from 'node:util';
 import { scanNumbers, type FoundNumber } from './numbers';
+import { quantitiesOf } from './quantities';
 import { isSpace, trimEndOf, trimStartOf } from '../untrusted';
 
 /**
@@ -32,6 +33,14 @@ import { isSpace, trimEndOf, trimStartOf } from '../untrusted';
  * label of the previous number on the line is kept, or else the line's words before the number
  * (`control smECE (calibrated, 5 folds): 0.02459` → "control smECE (calibrated,  folds)"). Rows of a table without a header on the same
  * line have no label (a known miss: the header line is not read).
+ *
+ * ## Its line's keys (conditions)
+ * Every number also carries its line's {@link LineKey}s: each value of the line under its key (the
+ * label lower-cased, runs of characters other than letters and digits made one space; `#k` for
+ * the k-th unlabelled number), the index numbers of `seed 3` and `epoch 12` included, so that two
+ * numbers of one label can be told apart as two conditions (`n=100 mae=0.1563` and
+ * `n=100000 mae=0.0041`) or two replicates (derived.ts). `arrow` marks a number printed after an
+ * arrow from the previous one (`ECE: 0.0322 -> 0.0123`: a change, before and after).
  */
 
 /** A number a run printed, with where and under which label. */
@@ -45,6 +54,75 @@ export interface ProducedNumber extends FoundNumber {
   labelWords: string[];
   /** Output group (one run or record); derived claims combine numbers of one group only. */
   group: string;
+  /** Every value of its line under its key (one array shared by the line's numbers; module docs). */
+  keys?: LineKey[];
+  /** Printed after `->`, `→` or `=>` from the previous number of its line. */
+  arrow?: boolean;
+}
+
+/** One value of a line under its key (module docs, "Its line's keys"). */
+export interface LineKey {
+  key: string;
+  /** The number as printed. */
+  value: string;
+}
+
+/** The key of a label (module docs): lower-cased, runs of other characters one space. */
+export function labelKey(label: string): string {
+  return label.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ').trim();
+}
+
+/**
+ * What a sentence of a conclusion names, for {@link labelNamed}: its normalised words
+ * ({@link wordsOf}), its words in order ({@link wordSeq}), the quantities of the field's table it
+ * names (quantities.ts, broader words included) and its plain lower-case words (for condition keys
+ * such as `seed`, which {@link wordsOf} leaves out as generic).
+ */
+export interface Naming {
+  words: Set<string>;
+  seq: string[];
+  quantities: Set<string>;
+  plain: Set<string>;
+}
+
+/** The {@link Naming} of a sentence. */
+export function namingOf(sentence: string): Naming {
+  const plain = new Set(sentence.toLowerCase().split(/[^\p{L}\d]+/u).filter(Boolean).flatMap((w) => (w.length >= 4 && w.endsWith('s') ? [w, w.slice(0, -1)] : [w])));
+  return { words: new Set(wordsOf(sentence)), seq: wordSeq(sentence), quantities: quantitiesOf(sentence, true), plain };
+}
+
+const labelQuantities = new Map<string, Set<string>>();
+
+/** The quantities of the field's table a label names (memoised: labels repeat). */
+export function quantitiesOfLabel(label: string): Set<string> {
+  let q = labelQuantities.get(label);
+  if (q === undefined) {
+    if (labelQuantities.size > 10_000) labelQuantities.clear();
+    labelQuantities.set(label, (q = quantitiesOf(label, false)));
+  }
+  return q;
+}
+
+/**
+ * True when a printed label names what the sentence names: its own words (a shared word, a
+ * prefix, an acronym: {@link namesSame}) or one quantity of the field's table (quantities.ts:
+ * `mae` for "the error", `acc` for "accuracy", `ppl` for "perplexity").
+ */
+export function labelNamed(label: string, labelWords: string[], n: Naming): boolean {
+  if (labelWords.length === 0 && label === '') return false;
+  if (labelWords.length > 0 && namesSame(labelWords, n.words, n.seq, wordSeq(label))) return true;
+  if (n.quantities.size === 0) return false;
+  for (const q of quantitiesOfLabel(label)) if (n.quantities.has(q)) return true;
+  return false;
+}
+
+/** True when two labels name one quantity: their words ({@link namesSame}) or one quantity of the field's table. */
+export function labelsSame(a: { label: string; labelWords: string[] }, b: { label: string; labelWords: string[] }): boolean {
+  if (a.labelWords.length > 0 && b.labelWords.length > 0 && namesSame(a.labelWords, new Set(b.labelWords), wordSeq(b.label), wordSeq(a.label))) return true;
+  const qa = quantitiesOfLabel(a.label);
+  if (qa.size === 0) return false;
+  for (const q of quantitiesOfLabel(b.label)) if (qa.has(q)) return true;
+  return false;
 }
 
 /** Words that do not name a quantity on their own (split, set, statistic or position words). */
@@ -54,27 +132,36 @@ const GENERIC = new Set(['test', 'train', 'training', 'val', 'valid', 'validatio
   'is', 'was', 'for', 'with', 'from', 'by', 'an', 'a', 'we', 'it', 'its', 'this', 'that', 'are', 'were', 'be', 'as', 'or', 'vs',
   'set', 'split', 'data', 'model', 'per', 'all', 'stayed', 'reached', 'gave', 'got', 'has', 'have', 'our', 'than', 'while']);
 
-/** Words whose label marks a position or index, not a measured quantity (`seed 3`, `epoch 12`). */
-const INDEX_WORD = /(?:^|\s)(?:seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)$/i;
+/** Words whose label marks a position or index, not a measured quantity (`seed 3`, `epoch 12`); group 1 is the word. */
+const INDEX_WORD = /(?:^|[\s[(])(seed|epoch|step|iter|iteration|fold|run|trial|batch|line|row|id|no)$/i;
 
 /**
- * True when `seg` ends with a word that marks a position or index (`seed 3`, `epoch: 12`): the
- * word, then spaces, an optional `:`, `=` or `#`, spaces (`/(?:^|\s)(?:seed|…)\s*[:=#]?\s*$/i`,
- * read from the end in one pass; only the last 12 characters can hold the word and its space).
+ * The word that marks a position or index at the end of `seg` (`seed 3`, `epoch: 12`, `[run=2`),
+ * lower-cased as written, or undefined: the word, then spaces, an optional `:`, `=` or `#`,
+ * spaces (`/(?:^|[\s[(])(seed|…)\s*[:=#]?\s*$/i`, read from the end in one pass; only the last
+ * 12 characters can hold the word and the character before it).
  */
-function endsWithIndexWord(seg: string): boolean {
+export function indexWordAtEnd(seg: string): string | undefined {
   let t = trimEndOf(seg, isSpace);
   if (t.endsWith(':') || t.endsWith('=') || t.endsWith('#')) t = trimEndOf(t.slice(0, -1), isSpace);
-  return INDEX_WORD.test(t.length > 12 ? t.slice(-12) : t);
+  return INDEX_WORD.exec(t.length > 12 ? t.slice(-12) : t)?.[1];
+}
+
+/** True when `seg` ends with an arrow and spaces (`0.0322 -> `): the number after it is the "after" of a change printed on one line. */
+export function endsWithArrow(seg: string): boolean {
+  const t = trimEndOf(seg, isSpace);
+  return t.endsWith('->') || t.endsWith('→') || t.endsWith('=>');
 }
 
 /**
  * Normalised words of a text: split at characters other than letters and digits (words of digits
  * only dropped; `f1`, `r2` kept), snake_case and camelCase (`smECE` → sm, ece),
- * lower-cased, a plural `s` dropped (words of 4+ letters), generic words removed.
+ * lower-cased, a plural `s` dropped (words of 4+ letters), generic words removed. With
+ * `splitCamel` false a camelCase word stays one word (`WikiText` → wikitext, as `wikitext` is):
+ * for comparing prose with prose, where one name is written either way.
  */
-export function wordsOf(text: string): string[] {
-  const parts = text.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/);
+export function wordsOf(text: string, splitCamel = true): string[] {
+  const parts = (splitCamel ? text.replace(/([a-z])([A-Z])/g, '$1 $2') : text).toLowerCase().split(/[^a-z0-9]+/);
   const out = new Set<string>();
   for (const p of parts) {
     if (p.length < 2 || /^\d+$/.test(p)) continue;
@@ -251,11 +338,14 @@ export function producedNumbers(source: string, text: string, group = ''): Produ
     const row = line.length > 20_000 ? line.slice(0, 20_000) : line;
     let prevEnd = 0;
     let prevLabel = '';
+    let unlabelled = 0;
+    const keys: LineKey[] = [];
     for (const n of scanNumbers(row, false)) {
       if (inName(row, n) || inFormula(row, n) || inAssignmentOrId(row, n)) continue; // part of the text of a label, not a value
       const seg = row.slice(prevEnd, n.index);
       prevEnd = n.index + n.text.length;
-      if (n.bareInteger && endsWithIndexWord(seg)) continue;
+      const index = indexWordAtEnd(seg);
+      if (index && n.bareInteger) { keys.push({ key: labelKey(index), value: n.text }); continue; }
       const rawLast = trimEndOf(trimStartOf(seg.split(/[,;|\t]|\s{3,}/).pop() ?? '', LABEL_START), LABEL_END).trim();
       const last = tail(rawLast);
       const lastWords = n.uncertainty ? [] : wordsOf(last);
@@ -263,9 +353,11 @@ export function producedNumbers(source: string, text: string, group = ''): Produ
       prevLabel = label;
       // built field by field: an object spread here costs ten times the scan
       const pn: ProducedNumber = { text: n.text, value: n.value, decimals: n.decimals, index: n.index, bareInteger: n.bareInteger,
-        source, line: li + 1, label, labelWords: label === last ? lastWords : wordsOf(label), group };
+        source, line: li + 1, label, labelWords: label === last ? lastWords : wordsOf(label), group, keys };
       if (n.unit !== undefined) pn.unit = n.unit;
       if (n.uncertainty) pn.uncertainty = true;
+      if (endsWithArrow(seg)) pn.arrow = true;
+      if (!n.uncertainty) keys.push({ key: labelKey(last) || labelKey(label) || `#${unlabelled++}`, value: n.text }); // `n=100`: key n, though a one-letter label names nothing
       out.push(pn);
     }
   }

@@ -1,7 +1,10 @@
+import { promises as fsp } from 'node:fs';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { connectDocker, dockerError, ensureEngine, statusOf } from '../sandbox/connection';
+import { LABEL_OWNER } from '../sandbox/containers';
+import { ownerGone } from '../sandbox/processes';
 import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
 import { logsSince, pipeLines, toDockerSince } from './container-io';
@@ -61,10 +64,13 @@ export async function collectOrReattach(sessionDir: string, opts: ReattachOption
 
 /**
  * Before a new run: a `running` latest record whose container still runs and is not watched by
- * this process means another run is in progress → SESSION_INVALID. Otherwise it is collected
- * (or marked as an error when its container is gone).
+ * this process means another run is in progress → SESSION_INVALID, unless the process that
+ * started it (the container's `expbench.owner`) is gone: a verifier killed with kill -9 (or on a
+ * machine that lost power) left it, nobody will collect it, so its container is stopped and
+ * removed and its record saved as an error saying so (told through `say`). Otherwise it is
+ * collected (or marked as an error when its container is gone).
  */
-export async function settlePrevious(layout: SessionLayout, docker: Docker): Promise<void> {
+export async function settlePrevious(layout: SessionLayout, docker: Docker, say: (message: string) => void = () => undefined): Promise<void> {
   // A damaged latest.json never stops a new run: the new record replaces it.
   const { record } = await readLatestRecord(layout).catch((e: unknown) => {
     logger.warn(`${errorMessage(e)}; the new run's record replaces it`);
@@ -75,11 +81,41 @@ export async function settlePrevious(layout: SessionLayout, docker: Docker): Pro
     throw new ExpBenchError('SESSION_INVALID', layout.root, `a verification (${record.runId}) is already running for this session: wait for it or cancel it`);
   }
   const state = await containerState(docker, record.containerId);
+  const owner = state === 'running' ? await ownerOf(docker, record.containerId) : undefined;
+  if (state === 'running' && ownerGone(owner) === true) {
+    await stopOrphanRun(layout, docker, record, owner!);
+    say(`the previous verification ${record.runId} was left running by a verifier that ended without finishing it (${owner}): its container was stopped and its record saved as an error`);
+    return;
+  }
   if (state === 'running') {
     throw new ExpBenchError('SESSION_INVALID', layout.root,
       `a verification (${record.runId}, container ${record.containerId.slice(0, 12)}) is still running for this session: reattach to it (Run Verifier after a reload does) or wait for it to end`);
   }
   await resume(layout, docker, record, {}).catch((e) => logger.warn(`previous run ${record.runId}: ${errorMessage(e)}`));
+}
+
+/** The container's `expbench.owner` label (the process that created it), if it can be read. */
+async function ownerOf(docker: Docker, id: string): Promise<string | undefined> {
+  try {
+    return (await docker.getContainer(id).inspect()).Config?.Labels?.[LABEL_OWNER];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The run of a verifier that is gone: its container killed and removed, its record an error naming why. */
+async function stopOrphanRun(layout: SessionLayout, docker: Docker, record: VerificationRecord, owner: string): Promise<void> {
+  const id = record.containerId!;
+  await docker.getContainer(id).kill().catch(() => undefined);
+  await removeWithRetry(docker, id);
+  const now = new Date().toISOString();
+  await saveRecord(layout, {
+    ...record, status: 'error', endedAt: now, exitCode: null,
+    error: { code: 'CONTAINER_FAILED', message: `the verifier that started this run (${owner}) ended before the run finished (killed, or its machine stopped); its container ${id.slice(0, 12)} was still running and was stopped at ${now} by the next verification: the run's result is not known; run the verifier again` },
+    E_exit: false, E_clean: record.mode === 'clean' ? false : null,
+    E_claims: { claims: [], allFound: false, note: 'the run did not finish: claims not checked' },
+  });
+  await fsp.rm(new VerifyRunPaths(layout, record.runId).out, { recursive: true, force: true }).catch(() => undefined);
 }
 
 /** `created`: the verifier stopped between saving the `running` record and starting the container. */
@@ -102,7 +138,9 @@ async function resume(layout: SessionLayout, docker: Docker, record: Verificatio
     if (state === 'created') await removeWithRetry(docker, id);
     const why = state === 'created'
       ? 'was never started (the verifier stopped before starting it)'
-      : 'was gone before its result was collected (engine restarted, or removed from outside)';
+      : record.owner && ownerGone(record.owner) === true
+        ? `was gone, and the verifier that started the run (${record.owner}) had ended without saving its result (killed, or the disk was full when it wrote the record)`
+        : 'was gone before its result was collected (engine restarted, or removed from outside)';
     const failed: VerificationRecord = {
       ...record, status: 'error', endedAt: new Date().toISOString(),
       error: { code: 'CONTAINER_FAILED', message: `the verify container ${id.slice(0, 12)} ${why}` },

@@ -135,6 +135,8 @@ export const VerificationRecordSchema = z.object({
   image: z.string(),
   /** Container id while running (kept afterwards for reference; the container is removed). */
   containerId: z.string().optional(),
+  /** The verifier process that made the run (`<host>/<pid>/<start>`, sandbox/processes.ts `ownerToken`): a later run can tell a `running` record left by a process that is gone. */
+  owner: z.string().optional(),
   /** The command the solver's script is run with, in /workspace. */
   command: z.array(z.string()),
   user: z.string(),
@@ -150,6 +152,8 @@ export const VerificationRecordSchema = z.object({
   /** ISO 8601: when the script itself started (the time limit counts from here); absent until known. */
   scriptStartedAt: z.string().optional(),
   endedAt: z.string().optional(),
+  /** RFC 3339, the engine's: when the container exited (its `State.FinishedAt`); absent when unknown (older records, an engine lost mid-run). */
+  containerExitedAt: z.string().optional(),
   durationMs: z.number().nonnegative().optional(),
   /** `null` when the process was killed (timeout, cancel) or the engine failed. */
   exitCode: z.number().int().nullable(),

@@ -63,6 +63,8 @@ export interface VerifyOptions {
   onLine?: (line: LogLine) => void;
   /** Progress messages (`building the clean tree`, `running`…). */
   onStatus?: (message: string) => void;
+  /** What a user must be told even when progress is not shown: an earlier run's record repaired (default: `onStatus`). */
+  onNotice?: (message: string) => void;
   /** When given, a `verify.finished` event is appended to it at the end. */
   events?: EventSink;
   /** Called once the `running` record is saved (the run id and container are known). */
@@ -175,7 +177,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     const [engineSide, workspaceScript] = await allSettledOrThrow([
       (async () => {
         await ensureEngine(docker);
-        await settlePrevious(layout, docker);
+        await settlePrevious(layout, docker, opts.onNotice ?? status);
         const [imageInfo, created] = await allSettledOrThrow([
           inspectImage(docker, image).then((info) => {
             if (!info) throw new ExpBenchError('IMAGE_MISSING', image, 'the Docker image is not present; build it with: sudo bash sandbox/build-offline.sh');
@@ -226,7 +228,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     if (opts.signal?.aborted) throw cancelled(layout.root);
     const logs = new RunLogs(paths, opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, opts.onLine);
     const record: VerificationRecord = {
-      version: 1, runId, status: 'running', mode, imageId: imageInfo.id, image, containerId: created.id,
+      version: 1, runId, status: 'running', mode, imageId: imageInfo.id, image, containerId: created.id, owner: ownerToken(),
       command: VERIFY_COMMAND, user, gpusPassed: created.gpus, limits, startedAt: new Date().toISOString(),
       exitCode: null, timedOut: false, cancelled: false, logs: paths.relativeLogs(), logTruncated: false,
       logCapBytes: opts.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, E_exit: false, E_clean: mode === 'clean' ? false : null,

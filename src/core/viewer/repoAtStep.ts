@@ -7,6 +7,7 @@ import { git } from '../git';
 import { log } from '../log';
 import type { Trajectory } from '../trajectory/types';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fs';
+import { LIMITS, readUntrusted } from '../untrusted';
 import { SerialChain } from '../util/serial';
 import { errorMessage } from '../util/errors';
 import { checkoutTaskStart, taskStartCommit } from '../workspace/patch';
@@ -376,8 +377,9 @@ async function diffTrees(a: string, b: string, signal?: AbortSignal): Promise<st
   const ra = path.relative(cwd, a);
   const rb = path.relative(cwd, b);
   const r = await git(['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames', '--', ra, rb], { repo: 'none', cwd, okCodes: [1], signal, subject: cwd });
-  const fix = (line: string) => line.split(`a/${ra}/`).join('a/').split(`b/${rb}/`).join('b/')
-    .split(`"a/${ra}/`).join('"a/').split(`"b/${rb}/`).join('"b/');
+  // A created file's `diff --git` line names it under the new tree on both sides, a deleted one under the old tree.
+  const fix = (line: string) => [ra, rb].reduce((l, r) => l.split(`a/${r}/`).join('a/').split(`b/${r}/`).join('b/')
+    .split(`"a/${r}/`).join('"a/').split(`"b/${r}/`).join('"b/'), line);
   return r.text.split('\n').map((l) => (/^(?:diff --git |--- |\+\+\+ )/.test(l) ? fix(l) : l)).join('\n');
 }
 
@@ -393,8 +395,18 @@ export function filesOfDiff(diff: string): ChangedFile[] {
   return out;
 }
 
+/**
+ * A file's bytes under `root` (a session's workspace: the solver's), or null when it is absent or
+ * not readable as a regular file inside `root`: a link (never followed), a FIFO or device (never
+ * opened), anything over LIMITS.workspaceFileBytes (untrusted reader: openUntrusted).
+ */
 async function readBytes(root: string, rel: string): Promise<Buffer | null> {
-  try { return await fsp.readFile(path.join(root, rel)); } catch { return null; }
+  try {
+    return (await readUntrusted(path.join(root, rel), { within: root, maxBytes: LIMITS.workspaceFileBytes, what: rel })) ?? null;
+  } catch (e) {
+    logger.debug(`repo at step: ${rel} not read (${errorMessage(e)})`);
+    return null;
+  }
 }
 
 /** A file's text, or null when it is absent, a folder, or binary (a NUL in its first 8000 bytes, git's rule). */

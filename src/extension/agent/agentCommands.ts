@@ -8,6 +8,7 @@ import { SessionLayout } from '../../core/layout';
 import { endpointFrom } from '../../core/llm/endpoint';
 import { log, registerSecret } from '../../core/log';
 import { DEFAULT_IMAGE } from '../../core/sandbox/images';
+import { assertNotHostUid } from '../../core/sandbox/binds';
 import { readTaskSnapshot } from '../../core/session/marker';
 import type { Task } from '../../core/tasks/types';
 import { errorMessage } from '../../core/util/errors';
@@ -132,6 +133,8 @@ export function agentCommands(deps: AgentCommandDeps): {
     try {
       if (handle.state.submitted || handle.state.gaveUp) throw new ExpBenchError('BAD_INPUT', root, 'the session is finished (submitted or given up)');
       const container = await manager.container();
+      // an agent never runs as this window's own uid (issue 26): it could change the host's files of the session
+      assertNotHostUid((await container.inspect()).Config.User ?? '', 'the agent');
       channel ??= vscode.window.createOutputChannel('EXP-Bench Agent');
       channel.show(true);
       const at = AgentAttachment.start({
