@@ -1,3 +1,4 @@
+import { plural } from '../core/util/plural';
 import { boardRows, type BoardRow } from '../core/runs/status';
 import type { RunSetView } from '../core/runs/fold';
 import type { RunSetLayout } from '../core/runs/layout';
@@ -12,7 +13,7 @@ const cut = (s: string, n: number) => (s.length <= n ? s.padEnd(n) : `${s.slice(
 /** The header line of a board: name, id, counts. */
 export function boardHeader(view: Pick<RunSetView, 'name' | 'id' | 'counts' | 'units'>): string {
   const c = view.counts;
-  return `run set ${view.name} (${view.id}): ${view.units.length} units: ${c.done} done, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`;
+  return `run set ${view.name} (${view.id}): ${plural(view.units.length, 'unit')}: ${c.done} done, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`;
 }
 
 /** The board as a block of lines (`runs status`, and the TTY display), `width` columns wide (default 180). */
@@ -31,7 +32,7 @@ export function recordLine(r: RunSetRecord, view: RunSetView): string | undefine
   const who = u ? `${u.task} ${u.actor.name} a${u.attempt}` : '';
   const t = r.at.slice(11, 19);
   switch (r.type) {
-    case 'orchestrator.started': return `${t} ${r.command}: ${view.units.length} units on ${r.capacity}`;
+    case 'orchestrator.started': return `${t} ${r.command}: ${plural(view.units.length, 'unit')} on ${r.capacity}`;
     case 'orchestrator.reaped': return `${t} reaped what the previous run left: ${r.stopped.length} unit process(es) stopped, ${r.containers.length} container(s) removed`;
     case 'unit.waiting': return `${t} ${who}: waiting: ${r.reason}`;
     case 'unit.placed': return `${t} ${who}: placed (try ${r.try})`;

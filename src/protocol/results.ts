@@ -75,7 +75,11 @@ export const ResultsStatusSchema = z.object({
 });
 export type ResultsStatus = z.infer<typeof ResultsStatusSchema>;
 
-export const ResultsHostMessageSchema = z.discriminatedUnion('type', [ResultsMessageSchema, ResultsStatusSchema]);
+/** Host → webview: the source was checked on disk (stat only) at `at` (ISO 8601); it is checked every `everyS` seconds while the view is visible. */
+export const ResultsCheckedSchema = z.object({ type: z.literal('checked'), at: z.string(), everyS: z.number() });
+export type ResultsChecked = z.infer<typeof ResultsCheckedSchema>;
+
+export const ResultsHostMessageSchema = z.discriminatedUnion('type', [ResultsMessageSchema, ResultsStatusSchema, ResultsCheckedSchema]);
 export type ResultsHostMessage = z.infer<typeof ResultsHostMessageSchema>;
 
 /** Webview → host. `open`: the run keys behind a datum and what it is (`label`, for the Triage title). */

@@ -65,6 +65,7 @@ describe('curator\'s desk: queue, task page, verdict, edit, affected sessions, e
     }));
     const wb = getWorkbench();
     await wb.openFolder(folder);
+    await wb.trustWorkspace(); // the curator's own folder: its expbench.datasets and sessionsDir apply once trusted (docs/trust.md)
     // the window's extensions registered (the EXP-Bench view container is contributed by this extension)
     await wb.page.locator('.part.activitybar').getByRole('tab', { name: /^EXP-Bench\b/ }).first().waitFor({ state: 'visible', timeout: 180_000 });
   });

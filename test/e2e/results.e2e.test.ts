@@ -131,7 +131,8 @@ describe('issue 29: results figures (end to end)', function () {
       const focus = triage.locator('#triage-focus');
       await focus.filter({ hasText: /From Results: azure-gpt-4o · D: 3\/4 = 75\.0%.* · 4 of 4 runs listed here/ }).waitFor({ timeout: 60_000 });
       assert.equal(await triage.locator('#triage-table tbody tr[data-run]').count(), 4, 'the four harness runs of the bar');
-      assert.match(await triage.locator('#triage-table').innerText(), /93022\/0\texp-bench-harness/, 'the harness trajectory beside the judge file');
+      // a harness record read whole (its config beside it): the task with its conference, the agent and model of the run
+      assert.match(await triage.locator('#triage-table').innerText(), /neurips2024\/93022\/0\tcurie\tazure-gpt-4o/, 'the harness trajectory beside the judge file, named by its record');
       await mustShow(wb, '29-results-triage');
       await triage.locator('#triage-show-all').click();
       await triage.locator('#triage-table tbody tr[data-run]').nth(5).waitFor({ timeout: 30_000 });
@@ -150,6 +151,10 @@ describe('issue 29: results figures (end to end)', function () {
       await wb.page.locator('.tabs-container .tab', { hasText: 'Results' }).first().click();
       const frame = await wb.webviewFrame('Results');
       fs.cpSync(path.join(sessions, 'human-toycal'), path.join(sessions, 'human-toycal-2'), { recursive: true });
+      // another preparation, as a second baseliner's session is (a byte copy of one session is that
+      // session's copy, which report and the view count once: src/core/interop/collect.ts)
+      const manifest = path.join(sessions, 'human-toycal-2', 'private', 'manifest.json');
+      fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), createdAt: new Date().toISOString() }, null, 2));
       await frame.locator('#results-status', { hasText: /^7 judged runs/ }).waitFor({ timeout: 60_000 });
       const out = path.join(tmp, 'exported');
       // the view's own button, the folder typed into the dialog (code-server's: a path box in a quick input)

@@ -15,6 +15,7 @@ import type { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { repoRoot, testResultsDir } from '../harness/paths';
 import { buildRunSetFixture, FIXTURE_TASKS, startUnitModel } from '../harness/runSetFixture';
 import type { Workbench } from '../harness/workbench';
+import { until } from '../harness/until';
 
 const IMAGES = path.join(repoRoot, 'docs', 'images');
 const CLI = path.join(repoRoot, 'dist', 'cli.js');
@@ -22,16 +23,6 @@ const CLI = path.join(repoRoot, 'dist', 'cli.js');
 async function state(dir: string): Promise<RunSetView | undefined> {
   const r = await readRunSet(new RunSetLayout(dir).state).catch(() => undefined);
   return r ? foldRunSet(r.records) : undefined;
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 600_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function mustShow(wb: Workbench, name: string): Promise<string> {

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { getWorkbench } from '../harness/e2e-context';
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { repoRoot, testResultsDir } from '../harness/paths';
+import { until } from '../harness/until';
 import type { Workbench } from '../harness/workbench';
 import { makeAgentSession, makeHumanSession } from '../unit/triage.fixtures';
 
@@ -81,9 +82,13 @@ describe('issue 17: triage table and compare (end to end)', function () {
     await wb.treeItem(/^openhands/);
     // files other tests of this window opened in the viewer and have deleted since: removed from the view, as a user tidies it
     const gone = wb.page.locator('.part.sidebar .monaco-list-row[role="treeitem"]').filter({ has: wb.page.locator('.label-description', { hasText: 'no such session folder or trajectory file' }) });
-    for (let n = await gone.count(); n > 0; n = await gone.count()) {
+    // (the list is virtual: rows scrolled out of sight are not in the DOM, so each removal waits for its own row, by its label, to go)
+    while (await gone.count() > 0) {
+      const label = await gone.first().getAttribute('aria-label');
+      assert.ok(label, 'a tree row has an aria-label');
       await wb.contextMenu(gone.first(), 'Remove from Trajectories');
-      await gone.nth(n - 1).waitFor({ state: 'detached', timeout: wb.timeoutMs });
+      await until(`"${label.split('\n')[0]}" removed from the view`, async () => (await wb.page.locator('.part.sidebar .monaco-list-row[role="treeitem"]')
+        .evaluateAll((els, l) => els.every((e) => e.getAttribute('aria-label') !== l), label)) || undefined, wb.timeoutMs);
     }
     await wb.runCommand('EXP-Bench: Triage Runs');
     const frame = await wb.webviewFrame('Triage: Runs');

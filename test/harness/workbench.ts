@@ -195,12 +195,28 @@ export class Workbench {
     return this.treeItem(labels[labels.length - 1]);
   }
 
-  /** Right-clicks `target` and picks the context-menu entry with this title. */
+  /**
+   * Right-clicks `target` and picks the context-menu entry with this title. The workbench closes an
+   * open context menu when the tree under it re-renders (a file watcher's refresh); a menu closed
+   * before its entry was clicked is opened again, as a user would, until the harness's timeout.
+   */
   async contextMenu(target: Locator, entry: LabelMatch): Promise<void> {
-    await target.click({ button: 'right' });
     const item = this.page.locator('.monaco-menu .action-item').filter({ has: this.page.locator('.action-label', { hasText: asRegExp(entry) }) }).first();
-    await item.waitFor({ state: 'visible', timeout: this.timeoutMs });
-    await item.click();
+    const deadline = Date.now() + this.timeoutMs;
+    let last: unknown;
+    while (Date.now() < deadline) {
+      const left = Math.max(1000, deadline - Date.now());
+      try {
+        await target.click({ button: 'right', timeout: left });
+        await item.waitFor({ state: 'visible', timeout: Math.min(left, 10_000) });
+        await item.click({ timeout: Math.min(left, 5_000) });
+        return;
+      } catch (e) {
+        last = e;
+        await this.page.keyboard.press('Escape').catch(() => undefined);
+      }
+    }
+    throw new Error(`context menu entry ${String(entry)} not clicked within ${this.timeoutMs} ms: ${last instanceof Error ? last.message : String(last)}`);
   }
 
   /**

@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { LIMITS } from '../../src/core/untrusted';
 import { ChannelClient } from '../../src/core/channel/client';
 import { ATTESTATION_RULES } from '../../src/core/channel/protocol';
 import { startBaselineChannel, type BaselineChannel } from '../../src/core/flows/baselineChannel';
@@ -310,6 +311,56 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
     assert.ok(c.status.connected && !c.status.lastError, 'no reconnect loop');
   });
 
+  it('after Submit every state-changing request is refused with a clear answer; nothing is recorded after `submitted`', async () => {
+    const { layout, sock, queue } = await session();
+    await serve(layout.root, sock, { steps: {} }); // Submit freezes; no verifier or judge here
+    const c = client(sock, queue);
+    await c.start();
+    await until('connected', () => c.status.connected);
+    await c.call('attest', { baseliner: 'b-8', rules: [...ATTESTATION_RULES] });
+    await c.call('clock', { op: 'start' });
+    await c.call('setPhase', { phase: 'implementation' });
+    await c.call('setConclusion', { text: 'The accuracy is 0.5.' });
+    const r = await c.call('submit', {});
+    assert.ok(!r.queued && r.result.submitted === true);
+    const before = (await readEvents(layout.events)).events;
+    const stateBefore = await readState(layout.state);
+    const attempts: Array<[string, Record<string, unknown>]> = [
+      ['setPhase', { phase: 'conclusion' }], ['aiSettings', { off: true, settings: {} }], ['addNote', { text: 'late' }],
+      ['setDesign', { design: design('late') }], ['setConclusion', { text: 'The accuracy is 0.99.' }],
+      ['clock', { op: 'pause' }], ['giveUp', {}], ['submit', {}], ['runScript', {}],
+    ];
+    for (const [method, params] of attempts) {
+      await assert.rejects(c.call(method as never, params as never), new RegExp(`${method} refused: the session was submitted at \\d{4}-.*nothing of it changes after that`), method);
+    }
+    // a window reopened on the submitted session may still attest to read it; nothing is recorded
+    await c.call('attest', { baseliner: 'b-8', rules: [...ATTESTATION_RULES] });
+    const after = (await readEvents(layout.events)).events;
+    assert.deepEqual(after.slice(before.length).map((e) => e.type), [], 'no event after the refused requests');
+    const submittedAt = after.findIndex((e) => e.type === 'submitted');
+    assert.ok(submittedAt >= 0);
+    assert.deepEqual(after.slice(submittedAt + 1).filter((e) => ['phase.changed', 'ai.settings', 'note.added', 'answers.saved'].includes(e.type)), []);
+    assert.equal((await readState(layout.state))?.phase, stateBefore?.phase);
+    assert.equal((await readState(layout.state))?.conclusion, 'The accuracy is 0.5.');
+  });
+
+  it('the notes together are capped (LIMITS.notesTotalChars): the note past it is refused, naming the limit; the ones before are kept', async () => {
+    const { layout, sock, queue } = await session();
+    await serve(layout.root, sock);
+    const c = client(sock, queue);
+    await c.start();
+    await until('connected', () => c.status.connected);
+    await c.call('attest', { baseliner: 'b-9', rules: [...ATTESTATION_RULES] });
+    const fits = Math.floor(LIMITS.notesTotalChars / 99_050);
+    for (let i = 0; i < fits; i++) await c.call('addNote', { text: `${i}`.padEnd(99_000, 'n') });
+    await assert.rejects(c.call('addNote', { text: 'x'.padEnd(99_000, 'n') }),
+      /note: the notes together would be [\d,]+ characters \(as JSON\), over the limit of 4,000,000 for all the notes of a session; this note was not added/);
+    await until('notes on the host', async () => (await readState(layout.state))?.notes.length === fits);
+    assert.ok((await fsp.stat(layout.state)).size < LIMITS.notesTotalChars + 200_000, 'state.json stays near the cap');
+    const st = await c.call('addNote', { text: 'a short one still fits' });
+    assert.ok(!st.queued);
+  });
+
   it('a repeated request id is done once (a queue flushed after a lost answer)', async () => {
     const { layout, sock } = await session();
     await serve(layout.root, sock);
@@ -360,7 +411,7 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
         assert.match(await fsp.readFile(path.join(layout.root, sr.log), 'utf8'), /from the container[\s\S]*oops/);
         await until('the run in state.json', async () => ((await readState(layout.state))?.runs.length ?? 0) === 1);
         await c.call('giveUp', {});
-        await assert.rejects(c.call('runScript', {}), /already submitted or given up: no more runs/);
+        await assert.rejects(c.call('runScript', {}), /runScript refused: the session was given up at /);
         assert.equal((await readEvents(layout.events)).events.filter((e) => e.type === 'script.run').length, 1);
       } finally {
         await removeWorkContainer(docker, sessionId).catch(() => undefined);
@@ -397,7 +448,7 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
         assert.equal(r.result.submitted, true);
         assert.equal(r.result.state.finished, 'submitted');
         assert.doesNotMatch(JSON.stringify(r.result), /verif|judge|score|E_clean|verdict|gap|met\b/i, 'no scores for the baseliner');
-        await assert.rejects(c.call('submit', {}), /already submitted/);
+        await assert.rejects(c.call('submit', {}), /submit refused: the session was submitted at /);
 
         const full = await host.lastSubmit();
         assert.equal(full?.verify?.ok, true, JSON.stringify(full?.verify));

@@ -18,6 +18,19 @@ describe('expbench curate verdict | resolve | queue | edit | dispute | export | 
   after(async () => { await fsp.rm(dir, { recursive: true, force: true }); });
   const shared = ['--dataset', sharedDatasetDir, '--no-sample'];
 
+  it('a second curator\'s verdict says it is their first, with the other curators\' verdicts; a curator\'s second says their own before', async () => {
+    const store = path.join(dir, 'review-before');
+    const v = (verdict: string, by: string) => cli(['curate', 'verdict', 'neurips2024/93022/0', verdict, '--reason', 'r', '--by', by, '--review', store, ...shared]);
+    let r = await v('needs-fix', 'tester');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^neurips2024\/93022\/0: needs-fix by tester \(first verdict of tester\) — /);
+    r = await v('valid', 'tester2');
+    assert.match(r.stdout, /: valid by tester2 \(first verdict of tester2; tester: needs-fix\) — /);
+    assert.doesNotMatch(r.stdout, /before:/);
+    r = await v('invalid', 'tester2');
+    assert.match(r.stdout, /: invalid by tester2 \(before: valid\) — /);
+  });
+
   it('records two curators\' verdicts, shows the disagreement in the queue, and a resolution settles it', async () => {
     let r = await cli(['curate', 'verdict', 'neurips2024/93022/0', 'valid', '--reason', 'design checked', '--by', 'ann', '--review', review, ...shared]);
     assert.equal(r.code, 0, r.stderr);

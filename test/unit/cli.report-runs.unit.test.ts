@@ -90,6 +90,22 @@ describe('cli: report --runs agrees with the table; damaged runs; lint of a non-
     assert.match(j.unreadable[0].message, /"questions"/);
   });
 
+  it('traj import says the counts --json gives: mapped of all source events, and how many carry no row by design', async () => {
+    const ev = path.join(DATA, 'inspect-eval', 'METR__inspect-action', '2025-12-13T23-15-44+00-00_class-eval_XDtHXBaqEHGUBoFoinn2wS.eval');
+    const human = await cli(['traj', 'import', ev]);
+    const json = await cli(['traj', 'import', ev, '--json']);
+    assert.equal(human.code, 0, human.stderr);
+    const ts = (JSON.parse(json.stdout) as { trajectories: Array<{ id: string; sourceEvents: number; mappedEvents: number; skippedEvents: number }> }).trajectories;
+    assert.ok(ts.length > 0);
+    for (const t of ts) {
+      const line = human.stdout.split('\n').find((l) => l.split('\t')[1] === t.id);
+      assert.ok(line, `a line for ${t.id}`);
+      assert.ok(line.includes(`\t${t.mappedEvents} of ${t.sourceEvents} event${t.sourceEvents === 1 ? '' : 's'} mapped${t.skippedEvents ? ` (${t.skippedEvents} carry no row by design)` : ''}\t`), line);
+    }
+    assert.ok(ts.some((t) => t.skippedEvents > 0 && t.mappedEvents < t.sourceEvents), 'the file has a trajectory with events left out by design');
+    assert.doesNotMatch(human.stdout, /% of events mapped/);
+  });
+
   it('traj import and tasks validate: "1 trajectory from 1 file", "1 task", "1 problem"', async () => {
     const gen = path.join(EXPB, 'Just-Curieous__Curie', 'azure-gpt-4o', '93022_task_index_0_iter_1_duration_0.67_eval_gen.json');
     const r = await cli(['traj', 'import', gen]);

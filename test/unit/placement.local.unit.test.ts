@@ -9,6 +9,7 @@ import type { Capacity, PlacementJob, PlacementRef, PlacementState } from '../..
 import { createContainer, DEFAULT_IMAGE, ENV_RUNSET, ENV_RUNSET_UNIT, LABEL_RUNSET, LABEL_UNIT, listRunSetContainers, removeContainer } from '../../src/core/sandbox';
 import { ownerGone, ownerToken } from '../../src/core/sandbox/processes';
 import { requireDocker } from '../harness/docker';
+import { until as pollUntil } from '../harness/until';
 
 /**
  * A stand-in for the CLI: node running a script given as the first argument. A unit's "args"
@@ -28,15 +29,7 @@ fs.writeFileSync(go + '.ready', '1');
 
 const CAP: Capacity = { where: 'the test machine (2 CPUs)', perUnit: { cpus: 2, memoryMiB: 8192, gpus: 0 }, total: { cpus: 2, memoryMiB: 8192, gpus: 0 } };
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> => pollUntil(what, f, ms, 50);
 
 describe('local placement (src/core/placement/local.ts): real child processes, real Docker', function () {
   this.timeout(120_000);

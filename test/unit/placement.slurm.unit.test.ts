@@ -14,18 +14,11 @@ import { DEFAULT_IMAGE, LABEL_RUNSET, LABEL_UNIT, listRunSetContainers } from '.
 import { requireDocker } from '../harness/docker';
 import { repoRoot } from '../harness/paths';
 import { requireSlurm, sacctByName, slurm, squeueOf } from '../harness/slurm';
+import { until as pollUntil } from '../harness/until';
 
 const FIXTURES = path.join(repoRoot, 'test', 'fixtures', 'slurm');
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 120_000): Promise<T> => pollUntil(what, f, ms, 100);
 
 describe('Slurm placement, pure parts (src/core/placement/slurm/): what Slurm prints, the job script, the spec', () => {
   it('maps every job state of squeue(1)/sacct(1) onto phase and end; an unknown word is not taken for an end', () => {

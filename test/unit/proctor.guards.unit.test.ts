@@ -11,6 +11,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ExpBenchError } from '../../src/core/errors';
 import { AI_OFF_SETTINGS } from '../../src/core/channel/aiSettings';
 import { SessionLayout } from '../../src/core/layout';
 import {
@@ -157,6 +158,19 @@ describe('proctored window guards (issue 26 item 6)', function () {
   });
 
   describe('the channel\'s seal (editorSocket.ts)', () => {
+    it('a folder named code-server.sock: re-serve refuses it with a clear error naming the path, and removes nothing', async () => {
+      const channel = path.join(tmp, 'channel-dir-sock');
+      await fsp.mkdir(path.join(channel, 'code-server.sock', 'inner'), { recursive: true });
+      const sock = new EditorSocket(channel);
+      await assert.rejects(sock.openForEditor(), (e: unknown) => {
+        assert.ok(e instanceof ExpBenchError && e.code === 'BAD_INPUT', String(e));
+        assert.equal(e.input, sock.path);
+        assert.match(e.message, /code-server\.sock: is a folder, not the editor's socket/);
+        assert.doesNotMatch(e.message, /EISDIR|SystemError/);
+        return true;
+      });
+      assert.ok((await fsp.lstat(path.join(sock.path, 'inner'))).isDirectory(), 'nothing removed');
+    });
     it('serves only the socket the editor made, in a folder only the host can change', async () => {
       const channel = path.join(tmp, 'channel');
       await fsp.mkdir(channel);
@@ -290,6 +304,29 @@ describe('proctored window guards (issue 26 item 6)', function () {
       const on = await readAiSettingsOnHost(layout);
       assert.equal(on.off, false);
       assert.deepEqual(on.on, [`channel/editor/User/profiles/p1/settings.json: ${key}`]);
+    });
+
+    it('lists nothing through a link the solver made of profiles/ (into private/, say) and reads no file out of its folder', async () => {
+      const layout = new SessionLayout(path.join(tmp, 's-link'));
+      await fsp.mkdir(layout.workspace, { recursive: true });
+      const f = await prepareEditorFolders(layout);
+      const key = Object.keys(AI_OFF_SETTINGS)[0];
+      // what a link would reach: a folder of private/ holding a settings file
+      await fsp.mkdir(path.join(layout.private, 'harness'), { recursive: true });
+      await fsp.writeFile(path.join(layout.private, 'harness', 'settings.json'), JSON.stringify({ [key]: 'read through the link' }));
+      await fsp.symlink(layout.private, path.join(f.user, 'profiles'));
+      const r = await readAiSettingsOnHost(layout);
+      assert.ok(!r.checked.some((c) => c.includes('harness')), `nothing of private/ was read: ${r.checked.join(', ')}`);
+      assert.ok(!r.on.some((o) => o.includes('harness')), r.on.join('; '));
+      assert.deepEqual(r.on, ['channel/editor/User/profiles: not a folder (a symbolic link); not read, counted as on']);
+      assert.equal(r.off, false, 'a profiles/ the host cannot read counts as on');
+      // a profile's folder that is itself a link is not taken either
+      await fsp.rm(path.join(f.user, 'profiles'));
+      await fsp.mkdir(path.join(f.user, 'profiles'));
+      await fsp.symlink(path.join(layout.private, 'harness'), path.join(f.user, 'profiles', 'p2'));
+      const r2 = await readAiSettingsOnHost(layout);
+      assert.ok(!r2.checked.some((c) => c.includes('p2')), r2.checked.join(', '));
+      assert.equal(r2.off, true, r2.on.join('; '));
     });
   });
 });

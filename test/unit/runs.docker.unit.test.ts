@@ -18,6 +18,7 @@ import { buildRunSetFixture, FIXTURE_TASKS, startUnitModel, unitScript, writeHar
 import { AGENT_RUNNER, forbiddenStrings, groundTruthSeen, ROOT } from './agent.fixtures';
 import { CLI, cli, OFFLINE_ENV } from './cli.helpers';
 import { findTask, loadDatasets } from '../../src/core/tasks/loader';
+import { until as pollUntil } from '../harness/until';
 
 /** Where the shared data lies (the folder beside the repository, or EXPBENCH_SHARED). */
 const SHARED = process.env.EXPBENCH_SHARED ?? path.resolve(ROOT, '..', 'shared');
@@ -42,15 +43,7 @@ async function mostRunning(dir: string): Promise<number> {
   return most;
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 600_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 600_000): Promise<T> => pollUntil(what, f, ms, 100);
 
 /** SHA-256 of every regular file under `dir` (paths relative), the workspace's git objects included. */
 async function hashTree(dir: string): Promise<Record<string, string>> {

@@ -14,6 +14,7 @@ import type { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { buildRunSetFixture, nextReply, startUnitModel, taskOf } from '../harness/runSetFixture';
 import { requireSlurm, sacctByName, slurm, squeueOf } from '../harness/slurm';
 import { CLI, cli, OFFLINE_ENV } from './cli.helpers';
+import { until as pollUntil } from '../harness/until';
 
 const SPEC = (tasks: number[], extra = '') => `{
   "version": 1, "name": "fixture on Slurm", "datasets": ["exp-bench"], "tasks": [${tasks.map((i) => `"fixture2026/90001/${i}"`).join(', ')}],
@@ -30,15 +31,7 @@ async function records(dir: string): Promise<Array<Record<string, unknown> & { t
   return ((await readRunSet(new RunSetLayout(dir).state))?.records ?? []) as never;
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 900_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 900_000): Promise<T> => pollUntil(what, f, ms, 200);
 
 /** The run set's jobs in Slurm now (queued or running), by their names. */
 async function activeJobs(id: string) {

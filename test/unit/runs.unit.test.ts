@@ -7,6 +7,7 @@ import { conversationFromEvents } from '../../src/core/agent/history';
 import { agentBrief } from '../../src/core/agent/prompt';
 import { isExpBenchError } from '../../src/core/errors';
 import {
+  pinSpecPaths,
   createRunSet, foldRunSet, orchestrate, parseSpec, planRunSet, readRunSet, readSpec, RunSetLayout, RunSetLog, runSetStatus, selectTasks,
 } from '../../src/core/runs';
 import { wildcard } from '../../src/core/runs/wildcard';
@@ -14,7 +15,7 @@ import type { SessionEvent } from '../../src/core/session/events';
 import { loadDatasets } from '../../src/core/tasks/loader';
 import { buildRunSetFixture, FIXTURE_TASKS, nextReply, unitScript } from '../harness/runSetFixture';
 import { cli, OFFLINE_ENV } from './cli.helpers';
-import { formatBoard, pickRows, TerminalBoard } from '../../src/cli/runsBoard';
+import { boardHeader, formatBoard, pickRows, TerminalBoard } from '../../src/cli/runsBoard';
 import { boardRows } from '../../src/core/runs/status';
 import { applyRecord } from '../../src/core/runs/fold';
 import { sampleTask } from './agent.fixtures';
@@ -54,6 +55,45 @@ describe('run sets (src/core/runs): spec, keys, state, planning; no engine neede
     bad(SPEC().replace('"version": 1', '"version": 2'), /run-set spec version 2 is not known \(this tool reads version 1\)/);
     bad('{ "version": 1, ', /not JSON \(with comments\): .* at line 1/);
     bad(SPEC(' "agents": [{"model": "m"}, {"model": "m"}],').replace(/"agent": \{[^}]*\},/, ''), /two agents are named m/);
+  });
+
+  it('`runs start` records the caller\'s datasets as absolute folders: a relative $EXPBENCH_DATASETS is read from the caller\'s folder, not the unit\'s', async () => {
+    const file = path.join(tmp, 'spec.jsonc');
+    await fsp.writeFile(file, SPEC().replace('"datasets": ["exp-bench"],', ''));
+    const { spec, text } = await readSpec(file);
+    assert.equal(spec.datasets, undefined);
+    const caller = path.join(tmp, 'caller');
+    await fsp.mkdir(caller);
+    const pinned = pinSpecPaths(spec, { EXPBENCH_DATASETS: path.join('..', 'exp-bench') }, caller);
+    assert.equal(pinned.datasets?.[0], dataset);
+    assert.ok(pinned.datasets!.every((d) => path.isAbsolute(d)), pinned.datasets!.join(', '));
+    assert.deepEqual(pinSpecPaths({ ...spec, datasets: ['/x'] }, { EXPBENCH_DATASETS: 'y' }, caller).datasets, ['/x'], 'the spec\'s own datasets win');
+    const dir = path.join(tmp, 'run');
+    await createRunSet(dir, pinned, text, file, (await planRunSet(pinned, { env: {} })).units);
+    const created = JSON.parse((await fsp.readFile(path.join(dir, 'runset.jsonl'), 'utf8')).split('\n')[0]) as { type: string; spec: { datasets: string[] } };
+    assert.equal(created.type, 'runset.created');
+    assert.equal(created.spec.datasets[0], dataset, 'the run set holds the absolute folder, whatever folder a unit runs in');
+  });
+
+  it('a spec that plans nothing says, per import input, which files it looked at and what each lacked', async () => {
+    const empty = path.join(tmp, 'only-readme');
+    const odd = path.join(tmp, 'odd');
+    await fsp.mkdir(empty); await fsp.mkdir(odd);
+    await fsp.writeFile(path.join(empty, 'README.md'), '# not a run\n');
+    await fsp.writeFile(path.join(odd, 'notes.json'), '{"hello": 1}');
+    const file = path.join(tmp, 'spec.jsonc');
+    await fsp.writeFile(file, SPEC().replace(/"agent": \{[^}]*\},/, `"import": {"from": ["only-readme", "odd"]},`));
+    const r = await cli(['runs', 'start', file, '--out', path.join(tmp, 'run')], { env: OFFLINE_ENV });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /not imported: only-readme: no file to read \(looked for \*\.json/);
+    assert.match(r.stderr, /not imported: odd: looked at 1 file\(s\), none is a run:\n {4}notes\.json: no known trajectory format/);
+    assert.match(r.stderr, /the spec plans no unit: no input gave a run/);
+  });
+
+  it('the board header counts units in the singular for one and in the plural otherwise, and names the failed state `failed`', () => {
+    const counts = { done: 0, running: 0, pending: 0, failed: 1, cancelled: 0 } as never;
+    assert.match(boardHeader({ name: 'n', id: 'i', counts, units: [{}] as never }), /^run set n \(i\): 1 unit: 0 done, 0 running, 0 pending, 1 failed, 0 cancelled$/);
+    assert.match(boardHeader({ name: 'n', id: 'i', counts, units: [{}, {}] as never }), /: 2 units: /);
   });
 
   it('selects tasks by id, glob and split file (in order, each once); a selector that matches nothing is an error naming it', async () => {

@@ -34,7 +34,7 @@ export function registerReview(curate: Command): void {
       await requireTask(id, opts);
       const j = await store(opts).add({ subject: { kind: 'task', task: id }, kind: 'task-verdict', value: verdict, reason: opts.reason, by: opts.by });
       if (opts.json) printJson(j);
-      else console.log(`${id}: ${verdict} by ${j.by}${j.before !== undefined ? ` (before: ${String(j.before)})` : ''} — ${j.id}`);
+      else console.log(`${id}: ${verdict} by ${j.by} (${await verdictContext(store(opts), id, j.id, j.by)}) — ${j.id}`);
     });
 
   common(curate.command('resolve').argument('<id>', 'task id'))
@@ -191,4 +191,18 @@ export function queueText(q: TaskVerdictState[]): string {
     if (s.edits.length > 0) lines.push(`  ${plural(s.edits.length, 'edit')}`);
     return lines.join('\n');
   }).join('\n');
+}
+
+/**
+ * What a new verdict of `by` on `task` follows, in words: this curator's own earlier verdict
+ * (`before: valid`), else `first verdict of bob`, with the other curators' latest verdicts
+ * (`; ann: needs-fix`). The store's `before` (anyone's latest) stays in --json.
+ */
+async function verdictContext(store: ReviewStore, task: string, id: string, by: string): Promise<string> {
+  const earlier = (await store.list({ task, kind: 'task-verdict' })).filter((v) => v.id !== id && v.subject.kind === 'task');
+  const own = earlier.filter((v) => v.by === by).pop();
+  if (own) return `before: ${String(own.value)}`;
+  const others = new Map<string, unknown>();
+  for (const v of earlier) others.set(v.by, v.value);
+  return [`first verdict of ${by}`, ...[...others].map(([who, value]) => `${who}: ${String(value)}`)].join('; ');
 }

@@ -4,7 +4,7 @@ import { ExpBenchError } from '../../core/errors';
 import { setLogSink } from '../../core/log';
 import { writeOwnExitRecord } from '../../core/placement/local';
 import { createPlacement } from '../../core/placement/spec';
-import { cancelRunSet, createRunSet, execUnit, exitCodeOf, orchestrate, planRunSet, readSpec, RunSetLayout, RunSetSpecSchema, runSetStatus, type OrchestrateResult } from '../../core/runs';
+import { cancelRunSet, createRunSet, execUnit, exitCodeOf, orchestrate, pinSpecPaths, planRunSet, readSpec, RunSetLayout, RunSetSpecSchema, runSetStatus, type OrchestrateResult } from '../../core/runs';
 import { readRunSet } from '../../core/runs/state';
 import { foldRunSet } from '../../core/runs/fold';
 import { plural } from '../../core/util/plural';
@@ -27,10 +27,12 @@ export function register(program: Command): void {
     .option('--json', 'print the result as JSON instead of the report')
     .description('plan the units of a spec and run them')
     .action(async (specFile: string, opts: { out: string; json?: boolean }) => {
-      const { spec, text, file } = await readSpec(specFile);
+      const read = await readSpec(specFile);
+      const { text, file } = read;
+      const spec = pinSpecPaths(read.spec, process.env, process.cwd());
       const plan = await planRunSet(spec);
       for (const s of plan.skipped) process.stderr.write(`expbench: not imported: ${s.files.map((f) => path.basename(f)).join(', ')}: ${s.reason}\n`);
-      if (!plan.units.length) throw new ExpBenchError('BAD_INPUT', file, 'the spec plans no unit');
+      if (!plan.units.length) throw new ExpBenchError('BAD_INPUT', file, plan.skipped.length ? 'the spec plans no unit: no input gave a run (the reasons are above)' : 'the spec plans no unit');
       const made = await createRunSet(opts.out, spec, text, file, plan.units);
       process.stderr.write(made.created
         ? `expbench: run set ${made.view.name} (${made.view.id}) in ${path.resolve(opts.out)}: ${plural(made.view.units.length, 'unit')}\n`

@@ -18,14 +18,14 @@ export function register(program: Command): void {
 
   traj.command('import').argument('<files...>', 'trajectory files (format detected from content)')
     .option('--json', 'print one JSON object {trajectories, files, problems}')
-    .description('read trajectory files and report each trajectory: steps, share of events mapped, redactions, problems')
+    .description('read trajectory files and report each trajectory: steps, events mapped of all its events, redactions, problems')
     .action(async (files: string[], opts) => {
       const trajectories: TrajectorySummary[] = [];
       const r = await importFiles(files, (t) => { trajectories.push(summarize(t)); });
       if (opts.json) printJson({ trajectories, files: r.files, problems: r.problems });
       else {
         for (const t of trajectories) {
-          console.log(`${t.format}\t${t.id}\t${t.task ?? '-'}\t${plural(t.steps, 'step')}\t${Math.round(t.mappedShare * 100)}% of events mapped\t${t.redactions} redacted\t${plural(t.problems.length, 'problem')}`);
+          console.log(`${t.format}\t${t.id}\t${t.task ?? '-'}\t${plural(t.steps, 'step')}\t${mappedWords(t)}\t${t.redactions} redacted\t${plural(t.problems.length, 'problem')}`);
         }
         for (const p of r.problems) console.log(`${p.severity.padEnd(7)} ${p.file}${p.entry ? `!${p.entry}` : ''}${p.line ? `:${p.line}` : ''}#${p.pointer} ${p.message}`);
         console.error(`${plural(trajectories.length, 'trajectory', 'trajectories')} from ${plural(files.length, 'file')}, ${r.files.filter((f) => f.unreadable).length} unreadable or of no known format`);
@@ -98,4 +98,13 @@ function stepText(s: Trajectory['steps'][number], max: number): string {
   for (const e of s.errors ?? []) show('error', e);
   if (full) lines.push(`  source: ${JSON.stringify(s.source)}`);
   return lines.join('\n');
+}
+
+/**
+ * The counts of `--json` in words: `4 of 18 events mapped (14 carry no row by design)`; the share
+ * `mappedShare` leaves those 14 out, so it is given only as the counts' ratio.
+ */
+function mappedWords(t: { sourceEvents: number; mappedEvents: number; skippedEvents: number }): string {
+  const skipped = t.skippedEvents ? ` (${t.skippedEvents} carry no row by design)` : '';
+  return `${t.mappedEvents} of ${plural(t.sourceEvents, 'event')} mapped${skipped}`;
 }

@@ -13,7 +13,7 @@ import { readEvents } from '../session/events';
 import { readTaskSnapshot } from '../session/marker';
 import type { WorkspaceRecorder } from '../session/recorder';
 import { containerExec } from '../session/runs';
-import { isFinished } from '../session/state';
+import { isFinished, type SessionState } from '../session/state';
 import type { Task } from '../tasks/types';
 import { WorkspaceWatcher } from '../session/watcher';
 import { errorMessage } from '../util/errors';
@@ -126,6 +126,21 @@ const STATE_BUDGET_CHARS = MAX_LINE_CHARS - 20_000;
 
 /** Bounded memory of answered request ids (a flushed queue may repeat the last few). */
 const SEEN_LIMIT = 10_000;
+
+/**
+ * The requests that change the session or its record. Once it is submitted or given up they are
+ * all refused (`SESSION_INVALID`, saying when and how it ended): what was frozen, the per-phase
+ * record included, does not change afterwards. `hello` and `state` read; `attest` then only opens
+ * reading, recording nothing.
+ */
+const CHANGES_STATE: ReadonlySet<ChannelMethod> = new Set<ChannelMethod>(['setPhase', 'setDesign', 'setConclusion', 'addNote', 'clock', 'aiSettings', 'submit', 'giveUp', 'runScript']);
+
+/** The answer to a state-changing request on a finished session. */
+function finishedRefusal(s: SessionState, root: string, method: string): ExpBenchError {
+  const how = s.submitted ? 'submitted' : 'given up';
+  return new ExpBenchError('SESSION_INVALID', root,
+    `${method} refused: the session was ${how} at ${(s.submitted ?? s.gaveUp)!.at}; nothing of it changes after that (phase, answers, notes, clock, AI settings and runs are frozen)`);
+}
 
 class ChannelHost implements BaselineChannel {
   private server: net.Server | undefined;
@@ -244,6 +259,7 @@ class ChannelHost implements BaselineChannel {
       if (!this.attested && method !== 'hello' && method !== 'attest') {
         throw new ExpBenchError('BAD_INPUT', method, 'the baseliner has not attested yet: give a name or id and accept the rules first (before that the host answers only hello and attest)');
       }
+      if (CHANGES_STATE.has(method) && isFinished(this.handle.state)) throw finishedRefusal(this.handle.state, this.handle.layout.root, method);
       return { id, result: await this.dispatch(method, p.data as never) };
     } catch (e) {
       const code = e instanceof ExpBenchError ? e.code : 'FAILED';
@@ -270,6 +286,11 @@ class ChannelHost implements BaselineChannel {
       case 'attest': {
         const missing = ATTESTATION_RULES.filter((r) => !p.rules.includes(r));
         if (missing.length) throw new ExpBenchError('BAD_INPUT', 'attestation', `every rule must be accepted; missing: ${missing.join(' | ')}`);
+        if (isFinished(h.state)) {
+          // A window reopened on a finished session: it may read the state; nothing is recorded after the outcome.
+          this.attested = { baseliner: p.baseliner, at: new Date().toISOString() };
+          break;
+        }
         const e = await h.record({ type: 'baseliner.attested', baseliner: p.baseliner, rules: [...ATTESTATION_RULES], aiAllowed: this.aiAllowed, client: CHANNEL_CLIENT });
         this.attested = { baseliner: p.baseliner, at: e.at };
         await this.recordAiSettings();

@@ -4,7 +4,7 @@ import { parse, type ParseError } from 'jsonc-parser';
 import { AI_OFF_SETTINGS } from '../channel/aiSettings';
 import type { SessionLayout } from '../layout';
 import { errorMessage } from '../util/errors';
-import { LIMITS, readUntrustedText } from '../untrusted';
+import { LIMITS, isInside, readUntrustedText } from '../untrusted';
 import { editorFolders } from './folders';
 
 /** What the host read back of the proctored window's AI settings (event `ai.settings`, `source: 'host'`). */
@@ -34,8 +34,19 @@ export interface HostAiReading {
  */
 export async function readAiSettingsOnHost(layout: SessionLayout): Promise<HostAiReading> {
   const f = editorFolders(layout);
-  const profiles = (await fsp.readdir(path.join(f.user, 'profiles'), { withFileTypes: true }).catch(() => []))
-    .filter((d) => d.isDirectory()).map((d) => path.join(f.user, 'profiles', d.name, 'settings.json')).sort();
+  const relOf = (file: string) => path.relative(layout.root, file).split(path.sep).join('/');
+  const on: string[] = [];
+  // The solver can write User/: `profiles` is listed only when it is a real folder (a link there,
+  // to private/ say, is never listed through) and only its real subfolders are taken.
+  const profilesDir = path.join(f.user, 'profiles');
+  const profilesStat = await fsp.lstat(profilesDir).catch(() => undefined);
+  if (profilesStat && !profilesStat.isDirectory()) on.push(`${relOf(profilesDir)}: not a folder (${profilesStat.isSymbolicLink() ? 'a symbolic link' : 'a special file'}); not read, counted as on`);
+  const profiles = profilesStat?.isDirectory()
+    ? (await fsp.readdir(profilesDir, { withFileTypes: true }).catch(() => []))
+      .filter((d) => d.isDirectory()).map((d) => path.join(profilesDir, d.name, 'settings.json')).sort()
+    : [];
+  // each file is read only from within its own folder: the profiles from User/, the workspace's from workspace/
+  const withinOf = (file: string) => (isInside(f.user, file) ? f.user : isInside(layout.workspace, file) ? layout.workspace : path.dirname(file));
   const files = [
     // what the window reads as User/settings.json and Machine/settings.json: the host's copies, mounted read-only over them
     f.userSettings,
@@ -44,13 +55,12 @@ export async function readAiSettingsOnHost(layout: SessionLayout): Promise<HostA
     path.join(layout.workspace, '.vscode', 'settings.json'),
   ];
   const settings: Record<string, unknown> = {};
-  const on: string[] = [];
   const checked: string[] = [];
   for (const file of files) {
-    const rel = path.relative(layout.root, file).split(path.sep).join('/');
+    const rel = relOf(file);
     let text: string | undefined;
     try {
-      text = await readUntrustedText(file, { maxBytes: LIMITS.settingsBytes, what: 'the settings file', within: layout.root });
+      text = await readUntrustedText(file, { maxBytes: LIMITS.settingsBytes, what: 'the settings file', within: withinOf(file) });
     } catch (e) {
       on.push(`${rel}: unreadable (${errorMessage(e)})`);
       checked.push(rel);

@@ -5,7 +5,7 @@ import { ExpBenchError } from '../errors';
 import { SessionLayout } from '../layout';
 import { log } from '../log';
 import {
-  type Bind, type Limits, WORKSPACE_MOUNT, assertBindSources, assertNotHostUid, createContainer, dockerError, findWorkContainer, removeContainer,
+  type Bind, type Limits, WORKSPACE_MOUNT, assertBindSources, assertNotHostUid, clockPause, createContainer, dockerError, findWorkContainer, removeContainer,
   shareWorkspaceWithSolver, startContainer, statusOf, workContainerName,
 } from '../sandbox';
 import { writeJsonAtomic } from '../util/fs';
@@ -198,13 +198,16 @@ export async function restartProctoredContainer(docker: Docker, container: Docke
 /**
  * The clock's pause of a proctored session (issue 26): `docker pause` freezes every process of the
  * work container (the editor, the terminal, anything started there), so no work happens off the
- * clock; `resume` thaws them. Already in the state asked for: nothing is done.
+ * clock; `resume` thaws them. The clock is one counted holder of the container's pause
+ * (src/core/sandbox/pause.ts, `clockPause`), beside the host's walks of the workspace (the
+ * snapshot Submit freezes, the live patch): a clock resumed during a walk leaves the container
+ * paused until the walk ends. Already in the state asked for: nothing is done.
  * @throws ExpBenchError CONTAINER_FAILED (dockerError) when the engine refuses
  */
 export async function pauseForClock(docker: Docker, container: Docker.Container, paused: boolean): Promise<void> {
   const info = await container.inspect().catch((e: unknown) => { throw dockerError(e, container.id.slice(0, 12), 'inspecting the work container', docker); });
-  if (!info.State.Running || info.State.Paused === paused) return;
-  await (paused ? container.pause() : container.unpause()).catch((e: unknown) => {
+  if (!info.State.Running) return;
+  await clockPause(docker, container, paused).catch((e: unknown) => {
     throw dockerError(e, container.id.slice(0, 12), paused ? 'pausing the work container for the clock' : 'unpausing the work container', docker);
   });
   logger.info(`work container ${container.id.slice(0, 12)} ${paused ? 'paused with the clock' : 'running again with the clock'}`);

@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { ExpBenchError } from '../errors';
 import { openChannelForEditor, sealChannel } from './folders';
 
 /**
@@ -20,9 +21,18 @@ export class EditorSocket {
   /** `<channel>/code-server.sock`. */
   get path(): string { return path.join(this.channelDir, 'code-server.sock'); }
 
-  /** Before the editor starts: forgets the sealed socket, removes a stale one and opens the folder to the container user. */
+  /**
+   * Before the editor starts: forgets the sealed socket, removes a stale one and opens the folder to the container user.
+   * @throws ExpBenchError `BAD_INPUT` naming the path when a folder stands there (the solver made it
+   *   while the channel was open; the host removes no folder of the solver's): what to do
+   */
   async openForEditor(): Promise<void> {
     this.sealed = undefined;
+    const st = await fsp.lstat(this.path).catch(() => undefined);
+    if (st?.isDirectory()) {
+      throw new ExpBenchError('BAD_INPUT', this.path,
+        'is a folder, not the editor\'s socket: the proctored editor cannot start while it is there; nothing was removed: look at what it holds, move it away (for example `mv \'' + this.path + '\' \'' + this.path + '.moved\'`) and serve the session again');
+    }
     await fsp.rm(this.path, { force: true });
     await openChannelForEditor(this.channelDir);
   }

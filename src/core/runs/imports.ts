@@ -31,12 +31,16 @@ const MAX_DEPTH = 8;
  */
 export async function collectImports(from: string[], loaded: LoadResult): Promise<{ records: ImportRecord[]; skipped: Array<{ files: string[]; reason: string }> }> {
   const files: string[] = [];
+  const inputs: Array<{ from: string; files: string[] }> = [];
   for (const p of from) {
     const st = await fsp.lstat(p).catch(() => undefined);
     if (!st) throw new ExpBenchError('BAD_INPUT', p, 'the import path does not exist');
-    if (st.isDirectory()) await walk(p, files, 0);
-    else if (st.isFile()) files.push(path.resolve(p));
+    const mine: string[] = [];
+    if (st.isDirectory()) await walk(p, mine, 0);
+    else if (st.isFile()) mine.push(path.resolve(p));
     else throw new ExpBenchError('BAD_INPUT', p, 'the import path is neither a folder nor a regular file');
+    inputs.push({ from: p, files: mine });
+    files.push(...mine);
   }
   const byPaperIndex = new Map<string, string[]>();
   for (const t of loaded.tasks) {
@@ -47,8 +51,10 @@ export async function collectImports(from: string[], loaded: LoadResult): Promis
   const records: ImportRecord[] = [];
   const skipped: Array<{ files: string[]; reason: string }> = [];
   const counts = new Map<string, number>();
-  await importFiles(files.sort(), async (t) => {
+  const used = new Set<string>();
+  const result = await importFiles([...new Set(files)].sort(), async (t) => {
     const parts = t.files ?? [t.file];
+    for (const f of parts) used.add(f);
     let task = t.task && known.has(t.task) ? t.task : undefined;
     const meta = (t.metadata ?? {}) as { paper?: unknown; taskIndex?: unknown; iteration?: unknown; config?: { agent_name?: unknown; llm_name?: unknown } };
     if (!task && t.format === 'exp-bench-harness' && meta.paper !== undefined && typeof meta.taskIndex === 'number') {
@@ -68,7 +74,18 @@ export async function collectImports(from: string[], loaded: LoadResult): Promis
     const hashed = await Promise.all(parts.map(async (f) => ({ path: f, sha256: await sha256File(f) })));
     records.push({ task, attempt, files: hashed, actorName, ...(t.format !== 'exp-bench-harness' ? { trajectoryId: t.id } : {}) });
   });
+  for (const i of inputs) {
+    if (i.files.some((f) => used.has(f))) continue;
+    skipped.push({ files: [i.from], reason: nothingFrom(i.files, result.problems) });
+  }
   return { records, skipped };
+}
+
+/** Why an import input gave no run: which files were looked at and what each lacked (the importers' first problem per file). */
+function nothingFrom(files: string[], problems: Array<{ file: string; message: string }>): string {
+  if (!files.length) return `no file to read (looked for *.json, *.jsonl, *.patch, *.eval, *.traj to depth ${MAX_DEPTH}; links are not followed)`;
+  const lines = files.slice(0, 8).map((f) => `${path.basename(f)}: ${problems.find((p) => p.file === f)?.message ?? 'read, but it holds no run (for a harness record: no _eval_judge.json / diff of the same task index and iteration)'}`);
+  return `looked at ${files.length} file(s), none is a run:\n    ${lines.join('\n    ')}${files.length > 8 ? `\n    … and ${files.length - 8} more` : ''}`;
 }
 
 async function walk(dir: string, out: string[], depth: number): Promise<void> {

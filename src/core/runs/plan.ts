@@ -49,6 +49,18 @@ export function specDatasets(spec: RunSetSpec, env: NodeJS.ProcessEnv = process.
 }
 
 /**
+ * The spec as `runs start` records it: its `datasets`, when it names none, are the caller's
+ * (`$EXPBENCH_DATASETS`, each relative folder resolved against `cwd`, then the bundled sample), so
+ * a unit, which runs in another folder and maybe on another machine, reads the same folders.
+ * Paths written in the spec were made absolute from the spec file's folder by `readSpec`.
+ */
+export function pinSpecPaths(spec: RunSetSpec, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): RunSetSpec {
+  if (spec.datasets?.length) return spec;
+  const fromEnv = (env.EXPBENCH_DATASETS ?? '').split(path.delimiter).filter(Boolean).map((d) => path.resolve(cwd, d));
+  return { ...spec, datasets: [...new Set([...fromEnv, bundledDatasetDir()])] };
+}
+
+/**
  * Plans a run set: the tasks the spec selects (ids, globs, split files; a selector that matches
  * nothing is an error naming it), each task's pin, image and environment (src/core/flows/prepareTask.ts
  * `resolveTaskPin`: the curation file, else the task; the spec's `source` and `image` win), and one

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
@@ -120,6 +121,30 @@ export async function readRunSet(file: string, fromOffset = 0, firstLine = 1): P
     return parseLines(buf.subarray(0, got), fromOffset, firstLine);
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * The run set's name from the first line of its state file (its `runset.created` record), read
+ * synchronously and bounded to {@link MAX_LINE_BYTES}: for a title wanted before any async read
+ * (a webview panel's title is best given when it is created). Undefined when the file is missing,
+ * not a regular file, or its first line is not a whole, valid `runset.created` record; never throws.
+ */
+export function readRunSetName(file: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    if (!fs.fstatSync(fd).isFile()) return undefined;
+    const buf = Buffer.alloc(MAX_LINE_BYTES);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    const end = buf.subarray(0, n).indexOf(0x0a);
+    if (end < 0) return undefined;
+    const r = RunSetRecordSchema.safeParse(JSON.parse(buf.subarray(0, end).toString('utf8')));
+    return r.success && r.data.type === 'runset.created' ? r.data.name : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 

@@ -5,6 +5,7 @@ import { ExpBenchError } from '../errors';
 import { log } from '../log';
 import { dockerError, statusOf } from './connection';
 import { describeState } from './containers';
+import { walksDone } from './pause';
 import { errorMessage } from '../util/errors';
 
 const logger = log('sandbox');
@@ -74,6 +75,8 @@ export async function startExec(container: Docker.Container, opts: ExecOptions):
   const attachStdin = Boolean(opts.tty || opts.interactive || opts.stdin);
   let ex: Docker.Exec;
   let stream: Duplex;
+  // the engine refuses an exec into a paused container: one asked for while the host walks the workspace waits for the walk
+  await walksDone(container.id);
   try {
     ex = await container.exec({
       Cmd: ['sh', '-c', 'echo $$ > "$0"; exec "$@"', pidFile, ...opts.cmd],

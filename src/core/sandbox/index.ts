@@ -12,3 +12,4 @@ export * from './copy';
 export * from './ownership';
 export * from './work';
 export * from './gpus';
+export * from './pause';

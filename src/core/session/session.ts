@@ -9,7 +9,7 @@ import { SessionOwnership } from './owner';
 import { SessionStore } from './store';
 import { errorMessage } from '../util/errors';
 import { schedulerJobOf, type SchedulerJob } from '../placement/slurm/env';
-import { assertTextWithin, LIMITS } from '../untrusted';
+import { assertTextWithin, jsonLength, LIMITS } from '../untrusted';
 
 const logger = log('session');
 
@@ -94,9 +94,14 @@ export class Session {
   /** False once another process or window took the session over: its changes are then refused. */
   get owned(): boolean { return this.ownership.owned; }
 
-  /** Moves to `phase` (free movement between phases); records `phase.changed`. */
+  /**
+   * Moves to `phase` (free movement between phases); records `phase.changed`.
+   * @throws ExpBenchError `SESSION_INVALID` once submitted or given up (a `phase.changed` after
+   *   Submit would change the per-phase record of a submitted result)
+   */
   async setPhase(phase: Phase): Promise<void> {
     const to = PhaseSchema.parse(phase);
+    this.assertEditable('phase');
     const from = this.store.state.phase;
     if (from === to) return;
     this.store.update((s) => { s.phase = to; });
@@ -108,7 +113,8 @@ export class Session {
   /**
    * Adds a timestamped note (any time until the session is submitted or given up: the notes are
    * frozen with the answers, so that what a view shows never drifts from state.json).
-   * @throws ExpBenchError `BAD_INPUT` for an empty note or one over LIMITS.noteChars (src/core/untrusted);
+   * @throws ExpBenchError `BAD_INPUT` for an empty note, one over LIMITS.noteChars, or one that would
+   *   take the notes together over LIMITS.notesTotalChars (src/core/untrusted);
    *   `SESSION_INVALID` once submitted or given up.
    */
   async addNote(text: string): Promise<Note> {
@@ -116,6 +122,11 @@ export class Session {
     assertTextWithin('note', 'the note', text, LIMITS.noteChars);
     this.assertEditable('notes');
     const note = { at: new Date(this.store.now()).toISOString(), text };
+    const total = jsonLength(this.store.state.notes) + 1 + jsonLength(note);
+    if (total > LIMITS.notesTotalChars) {
+      throw new ExpBenchError('BAD_INPUT', 'note',
+        `the notes together would be ${total.toLocaleString('en-US')} characters (as JSON), over the limit of ${LIMITS.notesTotalChars.toLocaleString('en-US')} for all the notes of a session; this note was not added (the ${this.store.state.notes.length.toLocaleString('en-US')} notes so far are kept): put long text in a file of the workspace instead`);
+    }
     this.store.update((s) => { s.notes.push(note); });
     this.touch();
     await this.events.append({ type: 'note.added', text });

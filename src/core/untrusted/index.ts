@@ -6,7 +6,7 @@
 export { fileError, kindOf, notAFile, outside, tooLarge } from './errors';
 export { LIMITS, assertTextWithin, jsonLength } from './limits';
 export {
-  copyUntrusted, isInside, openRegular, openUntrusted, readRegularFile, readUntrusted, readUntrustedText, readUntrustedWindow,
+  copyUntrusted, isInside, openRegular, openUntrusted, readRegularFile, readUntrusted, readUntrustedText, readUntrustedWindow, regularFileStat,
   type UntrustedOpenOptions, type UntrustedReadOptions, type WindowRead,
 } from './read';
 export { entryKind, isSpecial, kindWords, linkTarget, specialReason, walkEntries, type EntryKind, type SkippedEntry, type WalkedEntry } from './entries';

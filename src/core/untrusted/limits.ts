@@ -20,12 +20,24 @@ export const LIMITS = {
   patchBytes: 64 * MiB,
   /** How much of a run log the host reads back (the head and the tail past it). */
   logBytes: 16 * MiB,
+  /**
+   * The archive of the files a verify run changed (`changed.tar` of the run's output folder): the
+   * wrapper's 500 files of at most 1 MiB each with their tar headers (a long name takes a few
+   * blocks more) fit in 512 MiB (src/core/verify/container-io.ts).
+   */
+  changedArchiveBytes: 512 * MiB,
   /** A settings file of the proctored editor the host reads back (JSON with comments). */
   settingsBytes: 1 * MiB,
   /** One MCP message: a stdio line or an HTTP body. */
   mcpMessageBytes: 4 * MiB,
   /** One note, characters (as JSON). */
   noteChars: 100_000,
+  /**
+   * All the notes of a session together, characters (as JSON: what they take in `state.json`,
+   * rewritten whole on each change, and in the window's state). 4,000,000 holds 40 notes at the
+   * limit of one, or thousands of ordinary ones.
+   */
+  notesTotalChars: 4_000_000,
   /** The conclusion draft, characters (as JSON). */
   conclusionChars: 200_000,
   /** The design draft, characters (as JSON: every field of it together). */

@@ -1,4 +1,4 @@
-import { constants as fsc, promises as fsp } from 'node:fs';
+import { constants as fsc, promises as fsp, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileError, kindOf, notAFile, outside, tooLarge } from './errors';
@@ -232,6 +232,17 @@ export async function copyUntrusted(src: string, dest: string, opts: UntrustedRe
     await out?.close().catch(() => undefined);
     await fh.close().catch(() => undefined);
   }
+}
+
+/**
+ * The status of `file` itself (lstat: a symbolic link is never followed) when it is a regular
+ * file; undefined when nothing is there or it is anything else (a link, a folder, a FIFO, a
+ * socket, a device), so that a marker the solver's side can replace never speaks for another file.
+ * Never opens the file. For markers whose existence and time are all that is read.
+ */
+export async function regularFileStat(file: string): Promise<Stats | undefined> {
+  const st = await fsp.lstat(file).catch(() => undefined);
+  return st?.isFile() ? st : undefined;
 }
 
 /** True when `p` (an absolute, real path) is `root` or below it. */

@@ -1,9 +1,10 @@
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import * as tarFs from 'tar-fs';
 import * as tarStream from 'tar-stream';
+import { ExpBenchError, errorMessage } from '../errors';
+import { LIMITS, readUntrusted } from '../untrusted';
 import { streamLines } from '../util/jsonl';
 import type { OutputSource } from './claims';
 import { LineSplitter, LogLine } from './logs';
@@ -76,6 +77,9 @@ export const SCRIPT_STARTED = 'start';
 /** Marker the wrapper touches in {@link WRAPPER_DIR} right after the script ends (before the changed files are archived). */
 export const SCRIPT_ENDED = 'end';
 
+/** The archive of the changed files the wrapper writes into {@link WRAPPER_DIR}. */
+export const CHANGED_ARCHIVE = 'changed.tar';
+
 /** Name of the marker entry that ends the tree's tar stream (see {@link wrapperCommand}). */
 export function treeMarkerName(runId: string): string {
   return `.expbench-tree-complete-${runId.replace(/[^A-Za-z0-9_-]/g, '')}`;
@@ -143,21 +147,43 @@ export async function logsSince(container: Docker.Container, follow: boolean, si
  * {@link WRAPPER_DIR}): the text files the run created or changed. Binary files (a NUL byte in the
  * first 8 KiB) are skipped. No archive (the run was killed before the wrapper wrote it) gives an
  * empty list.
+ *
+ * The folder is the solver's to write (its script runs in the container as the wrapper's uid), so
+ * the archive is read as untrusted input, once the container has exited (nothing in it writes any
+ * more): a symbolic link is never followed (one to a host path would bring in a file written on
+ * the host after Submit; one to a FIFO would block the verifier), a FIFO, socket, device or folder
+ * is never opened, and more than {@link LIMITS}.changedArchiveBytes is refused before it is read.
+ * What remains is bytes the container itself wrote, from the frozen tree.
  * @param outDir the host folder mounted at {@link WRAPPER_DIR} (see `VerifyRunPaths.out`)
+ * @throws ExpBenchError `CONTAINER_FAILED` naming `<outDir>/changed.tar` when it is not a regular
+ *   file in `outDir`, is over the limit, or cannot be read
  */
 export async function collectChangedFiles(outDir: string): Promise<OutputSource[]> {
-  let archive: Buffer;
+  const file = path.join(outDir, CHANGED_ARCHIVE);
+  let archive: Buffer | undefined;
   try {
-    archive = await fsp.readFile(path.join(outDir, 'changed.tar'));
-  } catch {
-    return [];
+    archive = await readUntrusted(file, { within: outDir, maxBytes: LIMITS.changedArchiveBytes, what: 'the archive of the files the run changed' });
+  } catch (e) {
+    throw new ExpBenchError('CONTAINER_FAILED', file,
+      `${withoutAdvice(e)}; the run's script put it there in place of the archive the wrapper writes, so the files the run changed were not taken`, { cause: e });
   }
+  if (!archive) return [];
   const files: OutputSource[] = [];
   await eachEntry(Readable.from([archive]), (name, data) => {
     if (data.subarray(0, 8192).includes(0)) return;
     files.push({ source: name.replace(/^\/?workspace\//, ''), text: data.toString('utf8') });
   });
   return files;
+}
+
+/** The reader's sentence without its advice to the user (moving or shortening a file the verifier removes anyway). */
+function withoutAdvice(e: unknown): string {
+  let m = e instanceof ExpBenchError ? e.message.slice(e.input.length + 2) : errorMessage(e);
+  for (const advice of [': move it away', ': shorten it']) {
+    const i = m.indexOf(advice);
+    if (i >= 0) m = m.slice(0, i);
+  }
+  return m;
 }
 
 function eachEntry(stream: NodeJS.ReadableStream, onFile: (name: string, data: Buffer) => void): Promise<void> {

@@ -8,7 +8,8 @@ import { removeContainer } from '../sandbox/containers';
 import { HarnessAnswersSchema } from '../session/answers';
 import type { EventSink } from '../session/events';
 import { SessionLayout } from '../layout';
-import { exists, readJsonIfExists } from '../util/fs';
+import { regularFileStat } from '../untrusted';
+import { readJsonIfExists } from '../util/fs';
 import { checkClaims, OutputSource } from './claims';
 import { collectChangedFiles, killSignalsSince, SCRIPT_ENDED, SCRIPT_STARTED, SETUP_FAILED, TREE_INCOMPLETE } from './container-io';
 import { asVerifyError } from './ioErrors';
@@ -37,6 +38,13 @@ export interface RunContext {
    * or sent in, and the container was killed for it): the record becomes an error with this one.
    */
   startFailure?: () => ExpBenchError | undefined;
+  /**
+   * Whether the host sent the whole clean tree into the container (clean mode). The wrapper's
+   * `tree-incomplete` marker is believed only when it did not: the script runs as the same user in
+   * the same out folder and could write the marker itself to turn its own failed run (E false) into
+   * an interrupted one (E not verified).
+   */
+  treeSent?: () => boolean;
 }
 
 /** How long to wait for the engine to come back to remove a container after losing it, ms. */
@@ -99,7 +107,11 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
       exitCode = state.ExitCode;
       if (state.OOMKilled) failure = new ExpBenchError('CONTAINER_FAILED', record.runId, `the run was killed for exceeding its memory limit of ${record.limits.memoryBytes} bytes (OOM)`);
       if (!killedBy && !failure) failure = ctx.startFailure?.();
-      if (!killedBy && !failure && record.mode === 'clean' && exitCode === 125 && await exists(path.join(ctx.paths.out, TREE_INCOMPLETE))) {
+      const incompleteMarked = record.mode === 'clean' && exitCode === 125 && await regularFileStat(path.join(ctx.paths.out, TREE_INCOMPLETE)) !== undefined;
+      if (incompleteMarked && ctx.treeSent?.() === true) {
+        logger.warn(`run ${record.runId}: a ${TREE_INCOMPLETE} marker with exit 125, though the host sent the whole clean tree: not believed (the script's own exit)`);
+      }
+      if (!killedBy && !failure && incompleteMarked && ctx.treeSent?.() !== true) {
         failure = new ExpBenchError('CONTAINER_FAILED', record.runId,
           'the clean tree did not arrive complete in the verify container (the verifier was stopped, or its connection cut, while copying it in): the run was interrupted and the script was not run; run the verifier again');
       }
@@ -128,12 +140,12 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     // What the output folder and the logs hold, read at once (each of these used to wait for the one before).
     const [scriptEnd, collected, setupFailed] = await Promise.all([
       // The script's own time when both markers are there; else from the container's start to now.
-      scriptStart === undefined ? undefined : fsp.stat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st.mtimeMs, () => undefined),
+      scriptStart === undefined ? undefined : regularFileStat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st?.mtimeMs),
       !killedBy && !failure ? collectChangedFiles(ctx.paths.out).catch((e: unknown) => {
         failure ??= new ExpBenchError('CONTAINER_FAILED', record.runId, `the archive of the files the run changed could not be read: ${errorMessage(e)}`);
         return [];
       }) : [],
-      record.setup !== undefined && exists(path.join(ctx.paths.out, SETUP_FAILED)),
+      record.setup !== undefined && regularFileStat(path.join(ctx.paths.out, SETUP_FAILED)).then((st) => st !== undefined),
       ctx.logs.close(),
     ]);
     changed = collected;
@@ -250,7 +262,7 @@ function limitClock(ctx: RunContext, kill: (why: 'timeout' | 'setup' | 'after') 
   const scriptGone = () => ctx.container.top({ ps_args: '-eo pid,args' })
     .then((t: { Processes?: string[][] }) => !(t.Processes ?? []).some((p) => (p[p.length - 1] ?? '').startsWith('timeout -k ')), () => false);
   const atDeadline = (deadline: number) => {
-    void Promise.all([fsp.stat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st.mtimeMs <= deadline, () => false), scriptGone()])
+    void Promise.all([regularFileStat(path.join(ctx.paths.out, SCRIPT_ENDED)).then((st) => st !== undefined && st.mtimeMs <= deadline), scriptGone()])
       .then(([endedInTime, gone]) => {
         if (stopped) return;
         if (endedInTime && gone) cancel = longTimeout(() => kill('after'), AFTER_SCRIPT_LIMIT_MS);
@@ -268,7 +280,11 @@ function limitClock(ctx: RunContext, kill: (why: 'timeout' | 'setup' | 'after') 
     cancel = longTimeout(() => kill('setup'), Date.parse(record.startedAt) + setupLimitMs(record.limits) - Date.now());
     const marker = path.join(ctx.paths.out, SCRIPT_STARTED);
     const check = () => {
-      void fsp.stat(marker).then((st) => { if (!stopped) armScript(st.mtimeMs); }, () => { if (!stopped) poll = setTimeout(check, 100); });
+      void regularFileStat(marker).then((st) => {
+        if (stopped) return;
+        if (st) armScript(st.mtimeMs);
+        else poll = setTimeout(check, 100);
+      });
     };
     check();
   }

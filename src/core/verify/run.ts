@@ -264,6 +264,9 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
     // script. A tree that cannot be built or sent kills the container and makes the record an
     // error naming why; a cut stream makes the wrapper refuse to run (exit 125, said in the log).
     let treeFailure: ExpBenchError | undefined;
+    // Set once the whole tree (its end marker last) went into the container's stdin: from then on a
+    // `tree-incomplete` marker in the out folder, which the script can write too, is not believed.
+    let treeSent = false;
     const feedWhenBuilt = (job: NonNullable<typeof treeJob>) => job.built
       .then(async (dir) => {
         tree = undefined; // removed here once sent, while the run goes on
@@ -273,6 +276,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
           await feedTree(stream as unknown as NodeJS.WritableStream, dir, treeMarkerName(runId)).catch((e: unknown) => {
             throw new ExpBenchError('CONTAINER_FAILED', created.id.slice(0, 12), `the clean tree could not be sent into the verify container: ${errorMessage(e)}`, { cause: e });
           });
+          treeSent = true;
         } finally {
           void removeTree(dir);
         }
@@ -303,6 +307,7 @@ async function verifyOnce(sessionDir: string, opts: VerifyOptions): Promise<Veri
       return await watchToEnd({
         docker, layout, paths, record, container: created.container, logs, drained, signal: opts.signal, events: opts.events,
         startFailure: () => treeFailure,
+        treeSent: () => treeSent,
       });
     } finally {
       markWatched(created.id, false);

@@ -29,7 +29,8 @@ export interface FrozenSubmission {
  * @throws ExpBenchError `SESSION_INVALID` when the session was frozen already; `GIT_FAILED`, `CANCELLED`.
  */
 export async function freezeSubmission(h: HostRepository, o: { signal?: AbortSignal } = {}): Promise<FrozenSubmission & { snapshot: WorkTreeSnapshot }> {
-  const snapshot = await snapshotWorkTree(h, o);
+  // the work container is paused while git walks the work tree (snapshot.ts, walkPaused)
+  const snapshot = await snapshotWorkTree(h, { ...o, reason: 'freezing the submission' });
   const commit = await commitTree(h.gitDir, snapshot.tree, 'submitted', o.signal, [h.taskStart]);
   const r = await git(['update-ref', SUBMITTED_REF, commit, ''], { repo: { gitDir: h.gitDir }, signal: o.signal, okCodes: [128] });
   if (r.code !== 0) {
@@ -81,7 +82,7 @@ export async function frozenSubmission(h: HostRepository, o: { signal?: AbortSig
  * now, compared tree to tree), sorted; empty when the workspace is as it was submitted.
  */
 export async function changedSince(h: HostRepository, frozenTree: string, o: { signal?: AbortSignal } = {}): Promise<string[]> {
-  const now = await snapshotWorkTree(h, o);
+  const now = await snapshotWorkTree(h, { ...o, reason: 'comparing the workspace with the frozen submission' });
   if (now.tree === frozenTree) return [];
   const r = await git(['diff-tree', '-r', '-z', '--no-renames', '--name-only', frozenTree, now.tree], { repo: { gitDir: h.gitDir }, signal: o.signal });
   return r.text.split('\0').filter(Boolean).sort();

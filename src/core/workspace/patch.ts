@@ -7,7 +7,7 @@ import { sweepDeadOwners } from '../sandbox/processes';
 import { allSettledOrThrow } from '../util/promises';
 import { catFileBatch, git, listTree } from '../git';
 import { hostRepositoryOf, type HostRepository } from './hostRepo';
-import { snapshotWorkTree, stageWorkTree, tempIndex } from './snapshot';
+import { snapshotWorkTree, stageWorkTree, tempIndex, walkPaused } from './snapshot';
 import { dedupeLeftOut, ignoredEntry, isKnownCache, knownCache, type LeftOut } from './patchRule';
 
 export type { LeftOut, LeftOutReason } from './patchRule';
@@ -86,12 +86,21 @@ export async function taskStartCommit(workspaceDir: string): Promise<string> {
  * so that the text is decoded once and parse-diff is needed only for the rare diff the summary
  * does not describe one section per file (see {@link splitDiff}).
  *
- * @throws ExpBenchError `SESSION_INVALID` (no host repository), `GIT_FAILED`, `CANCELLED`.
+ * The walk runs with every container that mounts the workspace paused ({@link walkPaused}): the
+ * live patch is shown to the solver (the stepper, the proctored window) and sent to the judge of
+ * a session not submitted yet, so no link swapped in during the walk may carry host files into it.
+ *
+ * @throws ExpBenchError `SESSION_INVALID` (no host repository), `GIT_FAILED`, `CANCELLED`;
+ *   `CONTAINER_FAILED` when a container that mounts the workspace cannot be paused.
  */
 export async function makePatch(workspaceDir: string, opts: { signal?: AbortSignal } = {}): Promise<WorkspacePatch> {
   // Index files of a killed submit or patch (named with their pid) are removed while this one runs.
   void sweepDeadOwners(os.tmpdir(), STALE_TEMP);
   const h = await hostRepositoryOf(workspaceDir, opts);
+  return walkPaused(h, 'computing the workspace patch', () => livePatch(h, opts));
+}
+
+async function livePatch(h: HostRepository, opts: { signal?: AbortSignal }): Promise<WorkspacePatch> {
   const index = tempIndex('patch');
   try {
     // The host index, read-only, for the ignored paths, while the work tree is staged in the copy.

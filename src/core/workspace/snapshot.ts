@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { copyIndex, git } from '../git';
+import { withContainersPaused } from '../sandbox/pause';
 import type { HostRepository } from './hostRepo';
 import { CACHE_FOLDERS, CACHE_NAMES, CACHE_SUFFIXES, dedupeLeftOut, knownCache, type LeftOut } from './patchRule';
 
@@ -54,17 +55,39 @@ export const CACHE_EXCLUDES: readonly string[] = [
  * `.git`) and read in under its path (`read-tree --prefix`), recursively up to
  * {@link MAX_NESTING}.
  *
- * @throws ExpBenchError `GIT_FAILED` (a file git cannot add: a tracked file replaced by a FIFO…), `CANCELLED`.
+ * While git walks the work tree, every container that mounts it (the session's work container,
+ * a harness-mode verification of a session not submitted yet) is paused ({@link walkPaused}):
+ * git's `lstat` then `open` of a path cannot be raced by a folder swapped for a link to the
+ * host's files (private/, the pristine cache), nor a nested repository's folder swapped for a
+ * link before git takes it as its work tree.
+ *
+ * @throws ExpBenchError `GIT_FAILED` (a file git cannot add: a tracked file replaced by a FIFO…),
+ *   `CANCELLED`; `CONTAINER_FAILED` when a container that mounts the workspace cannot be paused
+ *   (nothing is walked then).
  */
-export async function snapshotWorkTree(h: HostRepository, o: { signal?: AbortSignal } = {}): Promise<WorkTreeSnapshot> {
-  const index = tempIndex('snapshot');
-  try {
-    const staged = await stageWorkTree(h, index, 'add', o.signal);
-    const tree = (await git(['write-tree'], { repo: h.repo, env: { GIT_INDEX_FILE: index }, signal: o.signal })).text.trim();
-    return { tree, nestedRepositories: staged.nestedRepositories, caches: staged.caches };
-  } finally {
-    await fsp.rm(index, { force: true });
-  }
+export async function snapshotWorkTree(h: HostRepository, o: { signal?: AbortSignal; reason?: string } = {}): Promise<WorkTreeSnapshot> {
+  return walkPaused(h, o.reason ?? 'taking a snapshot of the workspace', async () => {
+    const index = tempIndex('snapshot');
+    try {
+      const staged = await stageWorkTree(h, index, 'add', o.signal);
+      const tree = (await git(['write-tree'], { repo: h.repo, env: { GIT_INDEX_FILE: index }, signal: o.signal })).text.trim();
+      return { tree, nestedRepositories: staged.nestedRepositories, caches: staged.caches };
+    } finally {
+      await fsp.rm(index, { force: true });
+    }
+  });
+}
+
+/**
+ * Runs `fn`, a host walk of the live work tree of `h` (git's `add`, `ls-files --others`, the
+ * nested repositories' work trees), with every running container that mounts the workspace
+ * paused and unpaused after, whatever `fn` does (src/core/sandbox/pause.ts, counted: nested
+ * walks and the proctored clock's pause do not unpause early). Where no container runs (a
+ * researcher's local workspace, no Docker engine) `fn` runs as it is: nothing of a solver's runs
+ * then, and researcher mode is not proctored.
+ */
+export function walkPaused<T>(h: HostRepository, reason: string, fn: () => Promise<T>): Promise<T> {
+  return withContainersPaused(h.workTree, reason, fn);
 }
 
 /**

@@ -94,8 +94,9 @@ export class BriefPanel implements vscode.Disposable {
     private readonly sections: SectionRegistry<BriefPanel>, private readonly onDispose: () => void, readonly sessionDir?: string,
   ) {
     panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
-    panel.webview.html = briefHtml(panel.webview, extensionUri);
+    // title before html: the content message carries it to the webview's frame (a later set-title can miss a frame still loading)
     panel.title = `Brief ${task.id}`;
+    panel.webview.html = briefHtml(panel.webview, extensionUri);
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'expbench.svg');
     this.disposables.push(
       panel.webview.onDidReceiveMessage((m) => this.receive(m)),

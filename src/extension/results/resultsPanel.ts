@@ -7,9 +7,10 @@ import { log } from '../../core/log';
 import { POLICIES, policyByName } from '../../core/metrics/policies';
 import type { Task } from '../../core/tasks/types';
 import { errorMessage } from '../../core/util/errors';
-import { ResultsWebviewMessageSchema, type ResultsHostMessage, type ResultsWebviewMessage } from '../../protocol/results';
+import { ResultsWebviewMessageSchema, type ResultsHostMessage, type ResultsMessage, type ResultsStatus, type ResultsWebviewMessage } from '../../protocol/results';
 import { briefCsp } from '../brief/csp';
 import { makeNonce } from '../brief/nonce';
+import { RECHECK_MS, Recheck } from '../follow/recheck';
 import { resultsMessage } from './payload';
 import { sourceFor, type ResultsSource } from './source';
 
@@ -30,18 +31,25 @@ export interface ResultsDeps {
   openRuns: (opens: string[], label: string) => Promise<void>;
   /** Quiet time after a change on disk before the figures are computed again, ms. */
   debounceMs?: number;
+  /** Interval of the re-check behind the watcher, ms (default RECHECK_MS of src/extension/follow/recheck.ts). */
+  recheckMs?: number;
+  /** false: no VS Code file watcher, the re-check alone (tests: a watcher that gives no event). */
+  watch?: boolean;
 }
 
 /**
  * The Results view (command "EXP-Bench: Show Results"): the figures of src/core/figures over the
  * folder or run set it follows (docs/results.md), drawn by webview-ui/src/results/ with Chart.js.
- * Computed again when the source changes on disk (a session judged, a unit finished), when the
- * policy or grouping changes, and on Refresh; a bar, segment or cell opens its runs.
+ * Computed again when the source changes on disk (a session judged, a unit finished: VS Code's
+ * file watcher, and a stat-only re-check every `recheckMs` while the panel is visible, since the
+ * watcher of a folder outside the workspace can miss events), when the policy or grouping
+ * changes, and on Refresh; a bar, segment or cell opens its runs.
  */
 export class ResultsPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private source: ResultsSource | undefined;
   private sourceSub: vscode.Disposable | undefined;
+  private recheck: Recheck | undefined;
   private policy = 'paper-likely';
   private by: 'folder' | 'actor' = 'folder';
   private computing: Promise<void> | undefined;
@@ -49,7 +57,7 @@ export class ResultsPanel implements vscode.Disposable {
   /** The last figures computed, with the inputs they came from (Export Figures… writes these). */
   last: { set: FigureSet; inputs: string[] } | undefined;
   /** The last message posted (tests). */
-  posted: ResultsHostMessage | undefined;
+  posted: ResultsMessage | ResultsStatus | undefined;
   private readonly postedEmitter = new vscode.EventEmitter<ResultsHostMessage>();
   /** Fires after each message posted to the webview (tests wait on it). */
   readonly onDidPost = this.postedEmitter.event;
@@ -71,7 +79,14 @@ export class ResultsPanel implements vscode.Disposable {
     this.panel = panel;
     panel.webview.html = this.html(panel.webview);
     const sub = panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m));
-    panel.onDidDispose(() => { sub.dispose(); this.panel = undefined; this.unfollow(); });
+    this.recheck = new Recheck({
+      everyMs: this.deps.recheckMs ?? RECHECK_MS,
+      active: () => this.panel?.visible === true && this.source !== undefined && !this.computing,
+      fingerprint: async () => (this.source ? this.source.fingerprint() : ''),
+      changed: () => { logger.info(`results: ${this.sourceDir()} changed on disk (seen by the re-check)`); void this.refresh(); },
+      checked: (at) => void this.post({ type: 'checked', at: at.toISOString(), everyS: Math.round((this.deps.recheckMs ?? RECHECK_MS) / 100) / 10 }),
+    });
+    panel.onDidDispose(() => { sub.dispose(); this.recheck?.dispose(); this.recheck = undefined; this.panel = undefined; this.unfollow(); });
     return panel;
   }
 
@@ -96,7 +111,7 @@ export class ResultsPanel implements vscode.Disposable {
 
   private async currentSource(): Promise<ResultsSource> {
     if (!this.source) {
-      this.source = await sourceFor(this.sourceDir(), this.deps.debounceMs);
+      this.source = await sourceFor(this.sourceDir(), { debounceMs: this.deps.debounceMs, watch: this.deps.watch });
       this.sourceSub = this.source.onDidChange(() => void this.refresh());
     }
     return this.source;
@@ -120,6 +135,8 @@ export class ResultsPanel implements vscode.Disposable {
     try {
       const source = await this.currentSource();
       await this.post({ type: 'status', source: source.label, text: 'Reading the runs…', busy: true, ...base });
+      // the baseline of the re-check: what changes from here on, during this read too, is read again
+      await this.recheck?.reset();
       const { inputs, note } = await source.inputs();
       label = note ? `${source.label} · ${note}` : source.label;
       if (inputs.length === 0) { this.last = undefined; await this.post({ type: 'status', source: label, text: 'No finished unit yet: the figures appear as units finish.', busy: false, ...base }); return; }
@@ -139,7 +156,7 @@ export class ResultsPanel implements vscode.Disposable {
   }
 
   private async post(m: ResultsHostMessage): Promise<void> {
-    this.posted = m;
+    if (m.type !== 'checked') this.posted = m;
     if (this.panel) await this.panel.webview.postMessage(m);
     this.postedEmitter.fire(m);
   }

@@ -4,7 +4,7 @@ import { log } from '../../core/log';
 import { applyRecord, foldRunSet, type RunSetView } from '../../core/runs/fold';
 import { RunSetLayout } from '../../core/runs/layout';
 import { readOrchestrator } from '../../core/runs/lock';
-import { RunSetFollower } from '../../core/runs/state';
+import { readRunSetName, RunSetFollower } from '../../core/runs/state';
 import { boardRows } from '../../core/runs/status';
 import { errorMessage } from '../../core/util/errors';
 import { RunsWebviewMessageSchema, type RunsBoardMessage, type RunsHostMessage } from '../../protocol/runs';
@@ -54,7 +54,10 @@ export class RunSetBoard implements vscode.Disposable {
   /** Shows the panel (creates it, or reveals the one open) and starts following the state. */
   show(): vscode.WebviewPanel {
     if (this.panel) { this.panel.reveal(); return this.panel; }
-    const panel = vscode.window.createWebviewPanel(RUNS_BOARD_VIEW_TYPE, 'Run Set', vscode.ViewColumn.Active, {
+    // The title is known before the panel exists: one set later reaches the tab but can miss the
+    // webview's frame (VS Code's set-title goes to the active frame only, lost while it loads).
+    const name = readRunSetName(this.layout.state);
+    const panel = vscode.window.createWebviewPanel(RUNS_BOARD_VIEW_TYPE, name === undefined ? 'Run Set' : `Run Set: ${name}`, vscode.ViewColumn.Active, {
       enableScripts: true, retainContextWhenHidden: true,
       localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview')],
     });

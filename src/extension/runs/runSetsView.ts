@@ -8,6 +8,8 @@ import { RunSetLayout } from '../../core/runs/layout';
 import { readOrchestrator } from '../../core/runs/lock';
 import { readRunSet } from '../../core/runs/state';
 import { errorMessage } from '../../core/util/errors';
+import { filesFingerprint } from '../follow/fingerprint';
+import { Recheck } from '../follow/recheck';
 import { onDidChange, setting } from '../settings';
 
 const logger = log('runs');
@@ -74,7 +76,9 @@ const ICON: Record<UnitView['status'], [string, string | undefined]> = {
 /**
  * The Run Sets view (`expbench.runSets`): each known run set with its counts (running or not),
  * its units under it with their status, try and detail. A run set opens its board; a unit its
- * session in the trajectory viewer. Each run set's folder is watched: the view follows its state.
+ * session in the trajectory viewer. Each run set's folder is watched (`fs.watch`), and behind the
+ * watcher, once the view has listed, its state and orchestrator files are stat'ed every RECHECK_MS
+ * (src/extension/follow/recheck.ts): a watcher can miss events, the view follows its state anyway.
  */
 export class RunSetsTreeProvider implements vscode.TreeDataProvider<RunSetNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<RunSetNode | undefined>();
@@ -82,14 +86,28 @@ export class RunSetsTreeProvider implements vscode.TreeDataProvider<RunSetNode>,
   private readonly watchers = new Map<string, fs.FSWatcher>();
   private pending: NodeJS.Timeout | undefined;
   private readonly sub: vscode.Disposable;
+  private readonly recheck: Recheck;
+  private listed: string[] | undefined;
 
-  constructor(private readonly index: RunSetIndex) {
+  /** @param follow.recheckMs interval of the re-check, ms; follow.watch false: no `fs.watch` (tests) */
+  constructor(private readonly index: RunSetIndex, private readonly follow: { recheckMs?: number; watch?: boolean } = {}) {
     this.sub = index.onDidChange(() => this.changed.fire(undefined));
+    this.recheck = new Recheck({
+      everyMs: follow.recheckMs,
+      active: () => this.listed !== undefined && this.pending === undefined,
+      fingerprint: async () => {
+        const dirs = await this.index.dirs();
+        return `${dirs.join('\n')}\n${await filesFingerprint(dirs.flatMap((d) => { const l = new RunSetLayout(d); return [l.state, l.orchestrator]; }))}`;
+      },
+      changed: () => this.soon(),
+    });
   }
 
   async getChildren(node?: RunSetNode): Promise<RunSetNode[]> {
     if (!node) {
+      await this.recheck.reset();
       const dirs = await this.index.dirs();
+      this.listed = dirs;
       this.watch(dirs);
       return Promise.all(dirs.map((d) => this.runSet(d)));
     }
@@ -137,7 +155,7 @@ export class RunSetsTreeProvider implements vscode.TreeDataProvider<RunSetNode>,
   private watch(dirs: string[]): void {
     for (const [d, w] of this.watchers) if (!dirs.includes(d)) { w.close(); this.watchers.delete(d); }
     for (const d of dirs) {
-      if (this.watchers.has(d)) continue;
+      if (this.watchers.has(d) || this.follow.watch === false) continue;
       try {
         const w = fs.watch(d, (_e, name) => { if (name === 'runset.jsonl' || name === 'orchestrator.json') this.soon(); });
         w.on('error', () => undefined);
@@ -154,6 +172,7 @@ export class RunSetsTreeProvider implements vscode.TreeDataProvider<RunSetNode>,
   }
 
   dispose(): void {
+    this.recheck.dispose();
     for (const w of this.watchers.values()) w.close();
     if (this.pending) clearTimeout(this.pending);
     this.sub.dispose();

@@ -5,6 +5,8 @@ import { policyByName, type MetricPolicy } from '../../core/metrics/policies';
 import { errorMessage } from '../../core/util/errors';
 import { isSessionFolder } from '../../core/viewer/run';
 import { triageRuns, type TriageResult, type TriageRow } from '../../core/viewer/triage';
+import { filesFingerprint, sessionsFingerprint } from '../follow/fingerprint';
+import { Recheck } from '../follow/recheck';
 import { sessionsDir } from '../openTask';
 import { onDidChange } from '../settings';
 import { TRAJECTORY_VIEW_TYPE } from '../ids';
@@ -21,7 +23,9 @@ const MAX_FILES = 200;
  * `expbench.sessionsDir` whose event log holds steps (a person's, the built-in agent's, imported
  * ones), and the trajectory files the user opened in the viewer or added (remembered by path in
  * `globalState`). Rows are computed on first use and again when a session's log, judge or verify
- * record changes (a file watcher, debounced), the setting changes, or a file is remembered.
+ * record changes (a file watcher, debounced; behind it a stat-only re-check every RECHECK_MS once
+ * the rows were asked for, since the watcher of a folder outside the workspace can miss events),
+ * the setting changes, or a file is remembered.
  */
 export class RunStore implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -30,10 +34,20 @@ export class RunStore implements vscode.Disposable {
   private readonly subs: vscode.Disposable[] = [];
   private watcher: vscode.FileSystemWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private readonly recheck: Recheck;
   readonly policy: MetricPolicy = policyByName('paper-likely');
 
-  /** @param debounceMs quiet time after the last change on disk before the rows are read again, ms */
-  constructor(private readonly state: vscode.Memento, private readonly dir: () => string = sessionsDir, private readonly debounceMs = 500) {
+  /**
+   * @param debounceMs quiet time after the last change on disk before the rows are read again, ms
+   * @param follow.recheckMs interval of the re-check, ms; follow.watch false: no file watcher (tests)
+   */
+  constructor(private readonly state: vscode.Memento, private readonly dir: () => string = sessionsDir, private readonly debounceMs = 500, private readonly follow: { recheckMs?: number; watch?: boolean } = {}) {
+    this.recheck = new Recheck({
+      everyMs: follow.recheckMs,
+      active: () => this.loading !== undefined && this.timer === undefined,
+      fingerprint: async () => `${(await sessionsFingerprint(this.dir())).fingerprint}\n${await filesFingerprint(this.files())}`,
+      changed: () => this.refreshSoon(0),
+    });
     this.subs.push(onDidChange(['sessionsDir'], () => { this.watch(); this.refreshSoon(0); }));
     // A trajectory file opened in the viewer is remembered (custom editor tabs of the viewer's type).
     this.subs.push(vscode.window.tabGroups.onDidChangeTabs((e) => {
@@ -89,6 +103,7 @@ export class RunStore implements vscode.Disposable {
 
   private watch(): void {
     this.watcher?.dispose();
+    if (this.follow.watch === false) return;
     const pattern = new vscode.RelativePattern(vscode.Uri.file(this.dir()), '**/private/{events.jsonl,judge/latest.json,verify/latest.json,manifest.json}');
     this.watcher = vscode.workspace.createFileSystemWatcher(pattern);
     const on = () => this.refreshSoon();
@@ -99,6 +114,7 @@ export class RunStore implements vscode.Disposable {
 
   private async load(): Promise<TriageResult> {
     const dir = this.dir();
+    await this.recheck.reset();
     const rows: TriageRow[] = [];
     const skipped: TriageResult['skipped'] = [];
     const sessions = await triageRuns([dir], this.policy).catch((e) => ({ rows: [], skipped: [{ file: dir, reason: errorMessage(e) }] }));
@@ -114,6 +130,7 @@ export class RunStore implements vscode.Disposable {
 
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
+    this.recheck.dispose();
     this.watcher?.dispose();
     for (const s of this.subs) s.dispose();
     this.changed.dispose();

@@ -27,12 +27,13 @@ const button = (id: string, text: string, m: ResultsWebviewMessage, cls = 'secon
   return b;
 };
 const status = el('p', { class: 'status', id: 'results-status', role: 'status' });
+const read = el('p', { class: 'muted read', id: 'results-read' });
 const body = el('div', { id: 'results-body' });
 root.replaceChildren(
   el('header', { class: 'bar' }, el('h1', {}, 'Results'), sourceText, policySelect, bySelect,
     button('results-follow', 'Follow Folder…', { type: 'chooseSource' }), button('results-refresh', 'Refresh', { type: 'refresh' }),
     button('results-export', 'Export Figures…', { type: 'export' }, 'primary')),
-  status, live, body,
+  status, read, live, body,
 );
 policySelect.addEventListener('change', () => send({ type: 'options', policy: policySelect.value }));
 bySelect.addEventListener('change', () => send({ type: 'options', by: bySelect.value as 'folder' | 'actor' }));
@@ -141,7 +142,7 @@ function heatSection(f: HeatFigure): HTMLElement {
   return el('section', { id: `figure-${f.id}`, class: 'figure' }, el('h2', {}, f.title), el('div', { class: 'scroll' }, table), el('p', { class: 'caption' }, f.caption));
 }
 
-function render(m: ResultsHostMessage): void {
+function render(m: Exclude<ResultsHostMessage, { type: 'checked' }>): void {
   for (const c of charts) c.destroy();
   charts.length = 0;
   sourceText.textContent = m.source;
@@ -167,6 +168,8 @@ function render(m: ResultsHostMessage): void {
 window.addEventListener('message', (e: MessageEvent) => {
   const m = ResultsHostMessageSchema.safeParse(e.data);
   if (!m.success) return;
+  // the host checked the folder on disk (stat only): said apart from the status line, which a screen reader announces
+  if (m.data.type === 'checked') { read.textContent = `Folder checked ${new Date(m.data.at).toLocaleTimeString()} (every ${m.data.everyS} s while this view is visible; a change is read at once)`; return; }
   render(m.data);
 });
 // the theme changed (VS Code sets the body's class): draw the charts again in its colours

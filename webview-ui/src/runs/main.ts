@@ -55,7 +55,7 @@ function statusCell(r: Row): HTMLElement {
   const cls = r.status === 'failed' ? 'bad' : r.status === 'running' ? 'live' : r.status === 'done' ? (r.mark === '✓' ? 'ok' : r.mark === '✖' ? 'bad' : 'muted') : 'muted';
   const why = r.status !== 'done' ? r.status : r.mark === '✓' ? 'done: All·E✓ (every part right, clean run passed)' : r.mark === '✖' ? 'done: some part wrong, or not submitted'
     : 'done: every part known is right, but All·E✓ is not computable (a part is not judged or not verified)';
-  return el('td', { class: `status ${cls}`, title: r.status === 'failed' ? 'error: the unit could not be done (see its log)' : why }, `${icon} ${r.status === 'failed' ? 'error' : r.status}`);
+  return el('td', { class: `status ${cls}`, title: r.status === 'failed' ? 'failed: the unit could not be done (see its log)' : why }, `${icon} ${r.status}`);
 }
 
 function render(): void {
@@ -69,7 +69,7 @@ function render(): void {
   who.classList.toggle('live', live);
   const c = b.counts;
   const n = b.rows.length;
-  counts.replaceChildren(...(['done', 'running', 'pending', 'failed', 'cancelled'] as const).map((k) => el('span', { class: `pill ${k}`, 'data-count': k }, `${c[k] ?? 0} ${k === 'failed' ? 'error' : k}`)),
+  counts.replaceChildren(...(['done', 'running', 'pending', 'failed', 'cancelled'] as const).map((k) => el('span', { class: `pill ${k}`, 'data-count': k }, `${c[k] ?? 0} ${k}`)),
     el('span', { class: 'muted' }, ` of ${plural(n, 'unit')}${b.cancelled ? ' · cancelled' : ''}${b.invalidLines ? ` · ${plural(b.invalidLines, 'line')} of the state unreadable` : ''}`));
   const share = (k: string) => `${n ? (100 * (c[k] ?? 0)) / n : 0}%`;
   const bars = progress.children as HTMLCollectionOf<HTMLElement>;
