@@ -1,5 +1,7 @@
 import { Command } from 'commander';
+import * as path from 'node:path';
 import {
+  CampaignSessions, DEFAULT_CAMPAIGN_PORT, DEFAULT_IDLE_MS, personUnits, startCampaignFront,
   campaignBoard, campaignKey, campaignLinks, campaignTimesheet, createCampaign, planCampaign, readCampaignSpec, reissueLink, revokeLink,
   timesheetCsv, type CampaignBoardRow,
 } from '../../core/campaigns';
@@ -8,6 +10,7 @@ import { foldRunSet, type RunSetView } from '../../core/runs/fold';
 import { RunSetLayout } from '../../core/runs/layout';
 import { readRunSet } from '../../core/runs/state';
 import { formatWorking } from '../../core/session/clock';
+import { errorMessage } from '../../core/util/errors';
 import { printJson } from '../output';
 
 /**
@@ -29,6 +32,55 @@ export function register(program: Command): void {
       for (const p of spec.baseline.baseliners) console.log(`  ${p.id}: ${plan.assignment.filter((a) => a.person === p.id).map((a) => a.task).join(', ')}`);
       console.log('links: EXPBENCH_CAMPAIGN_KEY=… expbench runs links DIR');
     });
+  campaign.command('serve').argument('<dir>', 'the campaign\'s folder (made by campaign create)')
+    .option('--bind <host>', 'address to listen on (over 0.0.0.0 the links travel in clear HTTP: put TLS in front)', '127.0.0.1')
+    .option('--port <n>', 'port to listen on', String(DEFAULT_CAMPAIGN_PORT))
+    .option('--capacity <n>', 'work containers at once (default: from the machine\'s CPUs and memory over each session\'s needs)')
+    .option('--idle-minutes <m>', 'stop a session\'s container after this long with no window connected (work kept; opening it again restarts it)', String(DEFAULT_IDLE_MS / 60_000))
+    .option('--cache <dir>', 'the pristine clone cache (default the user\'s)')
+    .description('serve every person\'s proctored sessions from this host behind one front door (links: runs links); reads EXPBENCH_CAMPAIGN_KEY from the environment')
+    .action(async (dir: string, opts: { bind: string; port: string; capacity?: string; idleMinutes: string; cache?: string }) => {
+      const key = campaignKey();
+      const view = await campaignView(dir);
+      const port = wholeNumber(opts.port, '--port', 0);
+      const idle = Number(opts.idleMinutes);
+      if (!Number.isFinite(idle) || idle <= 0) throw new ExpBenchError('BAD_INPUT', `--idle-minutes ${opts.idleMinutes}`, 'expected a number of minutes > 0');
+      const sessions = await CampaignSessions.create({
+        dir, view, ...(opts.capacity !== undefined ? { capacity: wholeNumber(opts.capacity, '--capacity', 1) } : {}), idleMs: Math.round(idle * 60_000),
+        ...(opts.cache ? { cacheDir: path.resolve(opts.cache) } : {}),
+        onProgress: (s, m) => process.stderr.write(`${s}: ${m}\n`),
+        onSubmitted: (s, r) => process.stderr.write(`${s}: submitted (host side): verify ${r.verify ? (r.verify.ok ? 'ok' : 'failed') : 'not run'}; judge ${r.judge ? (r.judge.ok ? 'ok' : 'failed') : 'not run'}\n`),
+      });
+      let front: Awaited<ReturnType<typeof startCampaignFront>>;
+      try {
+        front = await startCampaignFront({ dir, key, host: opts.bind, port, gate: sessions.gate });
+      } catch (e) {
+        await sessions.close();
+        throw new ExpBenchError('BAD_INPUT', `${opts.bind}:${port}`, `cannot listen: ${errorMessage(e)}`, { cause: e });
+      }
+      process.stderr.write(`campaign ${view.name} (${view.id}) served on ${front.origin}: ${personUnits(view).length} session(s), ${sessions.capacity} container(s) at once, idle stop after ${idle} min\n`);
+      process.stderr.write(`each person's link: EXPBENCH_CAMPAIGN_KEY=… expbench runs links ${dir} --base ${front.origin}\n`);
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = () => {
+          if (stopping) { process.stderr.write('expbench: still stopping the work containers (work is kept)…\n'); return; }
+          stopping = true;
+          process.stderr.write('expbench: stopping the campaign: closing the front door and stopping the containers (kept, with the work)…\n');
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await front.close();
+      await sessions.close();
+      process.stderr.write('expbench: stopped\n');
+    });
+}
+
+function wholeNumber(v: string, name: string, min: number): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min) throw new ExpBenchError('BAD_INPUT', `${name} ${v}`, `expected a whole number ≥ ${min}`);
+  return n;
 }
 
 /** Whether a run set is a campaign (its spec has `baseline`). */

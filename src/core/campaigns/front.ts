@@ -1,7 +1,7 @@
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type * as net from 'node:net';
 import { log } from '../log';
-import { foldRunSet } from '../runs/fold';
+import { foldRunSet, type RunSetView } from '../runs/fold';
 import { RunSetLayout } from '../runs/layout';
 import { readRunSet } from '../runs/state';
 import { formatWorking } from '../session/clock';
@@ -15,8 +15,17 @@ const logger = log('campaigns');
 /** The cookie that holds a person's token after their link was opened once. */
 export const CAMPAIGN_COOKIE = 'expbench_campaign';
 
-/** What the front answers for a person's own session (the part that starts and forwards sessions plugs in here). */
-export type SessionGate = (session: string, person: string) => Promise<{ state: 'preparing'; position?: number } | { state: 'unavailable'; reason: string }>;
+/** Where a ready session's requests and upgrades go (proxy.ts `SessionProxy`); `rest` is the path after `/s/<session>`, with its query. */
+export interface SessionEntry {
+  request(req: http.IncomingMessage, res: http.ServerResponse, rest: string): void;
+  upgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer, rest: string): void;
+}
+
+/** The gate's answer for one request of a person's own session. */
+export type GateAnswer = { state: 'preparing'; position?: number } | { state: 'unavailable'; reason: string } | { state: 'ready'; serve: SessionEntry };
+
+/** What the front answers for a person's own session (serve.ts `CampaignSessions.gate` starts and forwards sessions). */
+export type SessionGate = (session: string, person: string) => Promise<GateAnswer>;
 
 /** Options of {@link startCampaignFront}. */
 export interface CampaignFrontOptions {
@@ -72,42 +81,67 @@ function cookieToken(req: http.IncomingMessage): string | undefined {
  * link (constant time, revocation at once), sets it as an HttpOnly, SameSite=Strict cookie and
  * redirects to `/` (so the token leaves the address bar); `/` is the person's landing page;
  * `/s/<session>/…` is refused (403) unless the session is one of the person's own, then handed to
- * `gate`. No cookie: 401; a token that names nobody (wrong, re-issued, revoked): 403.
- * Forwarding to a session's editor is not part of this yet (docs/campaigns.md "Status").
+ * `gate` (requests of any method and WebSocket upgrades, checked the same way): "being prepared"
+ * (with the queue position), "not available", or the session's entry, which forwards to its editor
+ * (serve.ts, proxy.ts). No cookie: 401; a token that names nobody (wrong, re-issued, revoked): 403.
  */
 export async function startCampaignFront(o: CampaignFrontOptions): Promise<CampaignFront> {
   const layout = new RunSetLayout(o.dir);
   const clog = new CampaignLog(o.dir);
   const gate: SessionGate = o.gate ?? (async () => ({ state: 'preparing' }));
+  /** The person a request's cookie names, or the refusal to send. */
+  const whoIs = async (req: http.IncomingMessage): Promise<{ person: string; view: RunSetView } | { code: 401 | 403 | 503 }> => {
+    const read = await readRunSet(layout.state);
+    const view = read ? foldRunSet(read.records) : undefined;
+    if (!view) return { code: 503 };
+    const tok = cookieToken(req);
+    if (!tok) return { code: 401 };
+    const person = personOfToken(o.key, view.id, linkStates((await clog.read()).records), tok);
+    return person ? { person, view } : { code: 403 };
+  };
+  /** The person's own session a path names (`/s/<session>` and what follows), or undefined. */
+  const ownSession = (view: RunSetView, person: string, pathname: string): { name: string; rest?: string } | undefined => {
+    const m = /^\/s\/([\w.+-]{1,200})(\/.*)?$/s.exec(pathname);
+    const unit = m ? personUnits(view).find((u) => u.name === m[1]) : undefined;
+    return unit && unit.actor.baseliner === person ? { name: unit.name, rest: m![2] } : undefined;
+  };
   const server = http.createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://front');
-      if (req.method !== 'GET') { send(res, 405, page('Not allowed', '<p>Only GET.</p>')); return; }
-      const read = await readRunSet(layout.state);
-      const view = read ? foldRunSet(read.records) : undefined;
-      if (!view) { send(res, 503, page('Not ready', '<p>The campaign is not set up.</p>')); return; }
-      const links = linkStates((await clog.read()).records);
       const presented = url.searchParams.get('tkn');
       if (presented !== null) {
-        const who = personOfToken(o.key, view.id, links, presented);
+        const read = await readRunSet(layout.state);
+        const view = read ? foldRunSet(read.records) : undefined;
+        const who = view && personOfToken(o.key, view.id, linkStates((await clog.read()).records), presented);
         if (!who) { send(res, 403, page('This link is not valid', '<p>Ask the organiser for your current link.</p>')); return; }
         res.writeHead(303, { location: '/', 'set-cookie': `${CAMPAIGN_COOKIE}=${presented}; HttpOnly; SameSite=Strict; Path=/`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
         res.end();
         return;
       }
-      const tok = cookieToken(req);
-      if (!tok) { send(res, 401, page('Open your link', '<p>Open the link the organiser gave you.</p>')); return; }
-      const person = personOfToken(o.key, view.id, links, tok);
-      if (!person) { send(res, 403, page('This link is not valid', '<p>Ask the organiser for your current link.</p>')); return; }
-      if (url.pathname === '/') { send(res, 200, landingPage(person, await personTasks(o.dir, view, person))); return; }
-      const m = /^\/s\/([\w.+-]{1,200})\//.exec(url.pathname);
-      const unit = m ? personUnits(view).find((u) => u.name === m[1]) : undefined;
-      if (!unit || unit.actor.baseliner !== person) { send(res, 403, page('Not your task', '<p>This task is not among yours. <a href="/">Your tasks</a></p>')); return; }
-      const g = await gate(unit.name, person);
-      if (g.state === 'preparing') {
-        send(res, 503, page('Your task is being prepared', `<p>${g.position ? `You are number ${g.position} in the queue. ` : ''}This page reloads by itself.</p>`), { refresh: '5', 'retry-after': '5' });
+      const w = await whoIs(req);
+      if ('code' in w) {
+        if (w.code === 503) send(res, 503, page('Not ready', '<p>The campaign is not set up.</p>'));
+        else if (w.code === 401) send(res, 401, page('Open your link', '<p>Open the link the organiser gave you.</p>'));
+        else send(res, 403, page('This link is not valid', '<p>Ask the organiser for your current link.</p>'));
+        return;
+      }
+      const { person, view } = w;
+      if (url.pathname === '/') {
+        if (req.method !== 'GET') { send(res, 405, page('Not allowed', '<p>Only GET.</p>')); return; }
+        send(res, 200, landingPage(person, await personTasks(o.dir, view, person)));
+        return;
+      }
+      const own = ownSession(view, person, url.pathname);
+      if (!own) { send(res, 403, page('Not your task', '<p>This task is not among yours. <a href="/">Your tasks</a></p>')); return; }
+      if (!own.rest) { res.writeHead(308, { location: `/s/${own.name}/${url.search}`, 'cache-control': 'no-store' }); res.end(); return; }
+      const g = await gate(own.name, person);
+      if (g.state === 'ready') {
+        const raw = req.url ?? '/';
+        g.serve.request(req, res, raw.slice(`/s/${own.name}`.length) || '/');
+      } else if (g.state === 'preparing') {
+        send(res, 503, page('Your task is being prepared', `<p>${g.position ? `You are number ${g.position} in the queue. ` : ''}This page reloads by itself.</p><p><a href="/">Your tasks</a></p>`), { refresh: '5', 'retry-after': '5' });
       } else {
-        send(res, 503, page('Your task is not available', `<p>${esc(g.reason)}</p>`));
+        send(res, 503, page('Your task is not available', `<p>${esc(g.reason)}</p><p><a href="/">Your tasks</a></p>`));
       }
     })().catch((e: unknown) => {
       logger.warn(`request failed: ${errorMessage(e)}`);
@@ -115,11 +149,29 @@ export async function startCampaignFront(o: CampaignFrontOptions): Promise<Campa
       else res.end();
     });
   });
+  // WebSocket upgrades (the editor's connections): the same checks, then the session's proxy
+  const upgraded = new Set<net.Socket>();
+  server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
+    socket.on('error', () => socket.destroy());
+    const refuse = (status: string) => socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    void (async () => {
+      const w = await whoIs(req);
+      if ('code' in w) { refuse(w.code === 401 ? '401 Unauthorized' : w.code === 403 ? '403 Forbidden' : '503 Service Unavailable'); return; }
+      const raw = req.url ?? '/';
+      const own = ownSession(w.view, w.person, new URL(raw, 'http://front').pathname);
+      if (!own?.rest) { refuse('403 Forbidden'); return; }
+      const g = await gate(own.name, w.person);
+      if (g.state !== 'ready') { refuse('503 Service Unavailable'); return; }
+      g.serve.upgrade(req, socket, head, raw.slice(`/s/${own.name}`.length) || '/');
+    })().catch((e: unknown) => { logger.warn(`upgrade failed: ${errorMessage(e)}`); socket.destroy(); });
+  });
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve()); });
-  const addr = server.address() as AddressInfo;
+  const addr = server.address() as net.AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
     origin: `http://${host}:${addr.port}`, port: addr.port,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); for (const u of upgraded) u.destroy(); }),
   };
 }
