@@ -75,8 +75,9 @@ describe('issue 32: a campaign of two people × two tasks served from one host (
     assert.equal(made.code, 0, made.stderr);
     view = foldRunSet((await readRunSet(new RunSetLayout(dir).state))!.records)!;
     t0 = new Date().toISOString();
-    // The capacity is the machine's (no --capacity): the two windows below must fit at once.
-    serve = spawn(process.execPath, [CLI, 'campaign', 'serve', dir, '--port', '0', '--cache', path.join(tmp, 'cache')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The capacity is the machine's (no --capacity): the two windows below must fit at once. A
+    // session with no window connected stops after 30 s (a connected window keeps it).
+    serve = spawn(process.execPath, [CLI, 'campaign', 'serve', dir, '--port', '0', '--idle-minutes', '0.5', '--cache', path.join(tmp, 'cache')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     serve.stdout!.setEncoding('utf8').on('data', (d: string) => { serveLog += d; });
     serve.stderr!.setEncoding('utf8').on('data', (d: string) => { serveLog += d; });
     origin = await until('campaign serve to listen', async () => /served on (http:\/\/127\.0\.0\.1:\d+)/.exec(serveLog)?.[1] ?? (serve!.exitCode !== null ? Promise.reject(new Error(serveLog)) : undefined), 60_000);
@@ -247,10 +248,16 @@ describe('issue 32: a campaign of two people × two tasks served from one host (
     assert.match(rows[0], /fixture2026\/90001\/0\tsubmitted/);
     assert.match(rows[1], /fixture2026\/90001\/1\tnot started/);
     await ana.page.screenshot({ path: path.join(IMAGES, '32-landing.png') });
+    // ana's window is gone (she is on her landing page): her session stops when idle, its container kept
+    const anaC = (await findWorkContainer(docker, path.basename(ana.layout.root)))!.container;
+    await until('ana\'s idle session to stop', async () => ((await anaC.inspect()).State.Running ? undefined : true), 180_000);
+    assert.match(serveLog, new RegExp(`${ana.session.replace(/\./g, '\\.')}: stopped \\(idle\\)`));
+    assert.equal((await findWorkContainer(docker, path.basename(people.bo.layout.root)))!.state, 'running', 'bo\'s window is connected: his session runs on');
     // a submitted task is closed: opening it again starts nothing
     const again = await get(`${origin}/s/${ana.session}/`, { cookie: ana.cookie });
     assert.equal(again.status, 503);
     assert.match(again.body, /submitted this task/);
+    assert.equal((await anaC.inspect()).State.Running, false);
   });
 
   it('SIGTERM stops the serve cleanly: the containers stopped and kept, the work kept', async function () {
