@@ -5,7 +5,7 @@
 // container), each person in their own headless Chromium (playwright-core) with the link `runs
 // links` gives. The two tasks are the run-set tests' fixture paper (test/harness/runSetFixture.ts:
 // tasks made from the bundled sample's data in a test folder; the sample itself has one task).
-// Screenshot: docs/images/32-landing.png.
+// Screenshots: docs/images/32-landing.png, 32-being-prepared.png, 32-queue.png.
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -250,8 +250,9 @@ describe('issue 32: a campaign of two people × two tasks served from one host (
     await ana.page.screenshot({ path: path.join(IMAGES, '32-landing.png') });
     // ana's window is gone (she is on her landing page): her session stops when idle, its container kept
     const anaC = (await findWorkContainer(docker, path.basename(ana.layout.root)))!.container;
-    await until('ana\'s idle session to stop', async () => ((await anaC.inspect()).State.Running ? undefined : true), 180_000);
-    assert.match(serveLog, new RegExp(`${ana.session.replace(/\./g, '\\.')}: stopped \\(idle\\)`));
+    const stoppedLine = new RegExp(`${ana.session.replace(/\./g, '\\.')}: stopped \\(idle\\)`);
+    await until('the serve to say ana\'s idle session stopped', async () => (stoppedLine.test(serveLog) ? true : undefined), 180_000);
+    assert.equal((await anaC.inspect()).State.Running, false, 'ana\'s container is stopped');
     assert.equal((await findWorkContainer(docker, path.basename(people.bo.layout.root)))!.state, 'running', 'bo\'s window is connected: his session runs on');
     // a submitted task is closed: opening it again starts nothing
     const again = await get(`${origin}/s/${ana.session}/`, { cookie: ana.cookie });
@@ -275,5 +276,39 @@ describe('issue 32: a campaign of two people × two tasks served from one host (
     }
     assert.equal(fs.readFileSync(path.join(people.bo.layout.workspace, 'after-submit.txt'), 'utf8'), 'kept\n');
     assert.equal((await get(origin).catch((e: Error) => ({ status: e.message }))).status !== 200, true, 'the front door is closed');
+  });
+
+  it('served again with --capacity 1: the second person waits in the queue with their position until the first\'s idle session stops, then gets their editor', async function () {
+    serveLog = '';
+    serve = spawn(process.execPath, [CLI, 'campaign', 'serve', dir, '--port', '0', '--capacity', '1', '--idle-minutes', '0.25', '--cache', path.join(tmp, 'cache')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    serve.stdout!.setEncoding('utf8').on('data', (d: string) => { serveLog += d; });
+    serve.stderr!.setEncoding('utf8').on('data', (d: string) => { serveLog += d; });
+    origin = await until('campaign serve to listen', async () => /served on (http:\/\/127\.0\.0\.1:\d+)/.exec(serveLog)?.[1] ?? (serve!.exitCode !== null ? Promise.reject(new Error(serveLog)) : undefined), 60_000);
+    assert.match(serveLog, /1 container\(s\) at once/);
+    const second = (person: string) => view.units.filter((u) => u.actor.kind === 'human' && u.actor.baseliner === person)[1];
+    const [anaU, boU] = [second('ana'), second('bo')];
+    const ana = people.ana;
+    const bo = people.bo;
+    const first = await ana.page.goto(`${origin}/s/${anaU.name}/`, { waitUntil: 'domcontentloaded' });
+    assert.equal(first?.status(), 503);
+    // bo comes while ana's session holds the only place: he is number 1 in the queue
+    const queued = await bo.page.goto(`${origin}/s/${boU.name}/`, { waitUntil: 'domcontentloaded' });
+    assert.equal(queued?.status(), 503);
+    assert.match(await bo.page.locator('body').innerText(), /Your task is being prepared\s+You are number 1 in the queue\./);
+    await bo.page.screenshot({ path: path.join(IMAGES, '32-queue.png') });
+    await ana.page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 600_000 });
+    assert.equal(await findWorkContainer(docker, path.basename(boU.dir)), undefined, 'bo\'s session is not started while the place is taken');
+    assert.match(await (await get(`${origin}/s/${boU.name}/`, { cookie: bo.cookie })).body, /You are number 1 in the queue/);
+    // ana leaves her window: her session goes idle and stops; bo's page (reloading itself) gets his editor
+    await ana.page.goto(`${origin}/`, { waitUntil: 'domcontentloaded' });
+    await bo.page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 600_000 });
+    assert.ok(new URL(bo.page.url()).pathname.startsWith(`/s/${boU.name}/`));
+    const anaC = (await findWorkContainer(docker, path.basename(anaU.dir)))!;
+    assert.equal((await anaC.container.inspect()).State.Running, false, 'ana\'s idle container stopped before bo\'s started');
+    assert.equal((await findWorkContainer(docker, path.basename(boU.dir)))?.state, 'running');
+    assert.match(serveLog, new RegExp(`${anaU.name.replace(/\./g, '\\.')}: stopped \\(idle\\)`));
+    serve!.kill('SIGINT');
+    assert.equal(await until('campaign serve to exit', async () => serve!.exitCode ?? undefined, 120_000), 0, serveLog);
+    assert.equal((await (await findWorkContainer(docker, path.basename(boU.dir)))!.container.inspect()).State.Running, false, 'SIGINT stopped bo\'s container');
   });
 });

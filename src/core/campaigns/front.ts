@@ -99,9 +99,13 @@ export async function startCampaignFront(o: CampaignFrontOptions): Promise<Campa
     const person = personOfToken(o.key, view.id, linkStates((await clog.read()).records), tok);
     return person ? { person, view } : { code: 403 };
   };
-  /** The person's own session a path names (`/s/<session>` and what follows), or undefined. */
-  const ownSession = (view: RunSetView, person: string, pathname: string): { name: string; rest?: string } | undefined => {
-    const m = /^\/s\/([\w.+-]{1,200})(\/.*)?$/s.exec(pathname);
+  /**
+   * The person's own session a raw request path names (`/s/<session>` and what follows, query
+   * left out), or undefined. Read on the path as sent, not a normalised one, so that the session
+   * checked is the prefix taken off (`/s/a/../b/` names no session: `..` is no unit's name).
+   */
+  const ownSession = (view: RunSetView, person: string, rawUrl: string): { name: string; rest?: string } | undefined => {
+    const m = /^\/s\/([\w.+-]{1,200})(\/[^?#]*)?(?:[?#]|$)/.exec(rawUrl);
     const unit = m ? personUnits(view).find((u) => u.name === m[1]) : undefined;
     return unit && unit.actor.baseliner === person ? { name: unit.name, rest: m![2] } : undefined;
   };
@@ -131,7 +135,7 @@ export async function startCampaignFront(o: CampaignFrontOptions): Promise<Campa
         send(res, 200, landingPage(person, await personTasks(o.dir, view, person)));
         return;
       }
-      const own = ownSession(view, person, url.pathname);
+      const own = ownSession(view, person, req.url ?? '/');
       if (!own) { send(res, 403, page('Not your task', '<p>This task is not among yours. <a href="/">Your tasks</a></p>')); return; }
       if (!own.rest) { res.writeHead(308, { location: `/s/${own.name}/${url.search}`, 'cache-control': 'no-store' }); res.end(); return; }
       const g = await gate(own.name, person);
@@ -160,7 +164,7 @@ export async function startCampaignFront(o: CampaignFrontOptions): Promise<Campa
       const w = await whoIs(req);
       if ('code' in w) { refuse(w.code === 401 ? '401 Unauthorized' : w.code === 403 ? '403 Forbidden' : '503 Service Unavailable'); return; }
       const raw = req.url ?? '/';
-      const own = ownSession(w.view, w.person, new URL(raw, 'http://front').pathname);
+      const own = ownSession(w.view, w.person, raw);
       if (!own?.rest) { refuse('403 Forbidden'); return; }
       const g = await gate(own.name, w.person);
       if (g.state !== 'ready') { refuse('503 Service Unavailable'); return; }

@@ -76,7 +76,8 @@ type Slot =
  * channel, its proctored work container and its editor (startProctoredWork: the proctored
  * baseline's flow and guards). Until it answers the person sees "your task is being prepared"
  * with their place in the queue; then their requests and WebSocket upgrades go to its editor
- * ({@link SessionProxy}). A session with no window connected and no request for `idleMs` is
+ * ({@link SessionProxy}). The queue is first come, first served, except that a person with no
+ * session running goes before one who has one. A session with no window connected and no request for `idleMs` is
  * stopped (its container kept, the work in its workspace; opening it again starts it again).
  * A submitted or given-up session is not started again.
  */
@@ -153,16 +154,21 @@ export class CampaignSessions {
     for (;;) {
       const active = [...this.slots.values()].filter((s) => s.state !== 'queued');
       if (active.length >= this.capacity || !this.queue.length) return;
-      const next = this.queue[0];
-      const slot = this.slots.get(next);
-      if (slot?.state !== 'queued') { this.queue.shift(); continue; }
-      if (now - slot.seen > QUEUE_STALE_MS) { this.queue.shift(); this.slots.delete(next); continue; }
+      // drop what is no longer queued, and places whose page stopped asking
+      const gone = this.queue.filter((n) => { const q = this.slots.get(n); return q?.state !== 'queued' || now - q.seen > QUEUE_STALE_MS; });
+      for (const n of gone) { if (this.slots.get(n)?.state === 'queued') this.slots.delete(n); this.queue.splice(this.queue.indexOf(n), 1); }
+      if (!this.queue.length) return;
+      // first the first person in the queue who has no session running (one person opening many tasks does not hold every place)
+      const busyPeople = new Set(active.map((s) => s.unit.actor.baseliner));
+      const at = Math.max(0, this.queue.findIndex((n) => !busyPeople.has((this.slots.get(n) as { unit: PersonUnit }).unit.actor.baseliner)));
+      const next = this.queue[at];
+      const slot = this.slots.get(next) as Extract<Slot, { state: 'queued' }>;
       if (this.machine) {
         const used = active.reduce<Amounts>((a, s) => plus(a, s.unit.resources), { cpus: 0, memoryMiB: 0, gpus: 0 });
         const why = busy(slot.unit.resources, minus(this.machine.total, used));
         if (why && active.length) return;
       }
-      this.queue.shift();
+      this.queue.splice(at, 1);
       this.start(slot.unit);
     }
   }
