@@ -39,6 +39,7 @@ describe('campaign serve: the session proxy and the capacity', function () {
       seen.push({ url: req.url ?? '', ...(req.headers.cookie ? { cookie: req.headers.cookie } : {}) });
       if (req.url === '/') { res.writeHead(302, { location: './?folder=/workspace' }); res.end(); return; }
       if (req.url === '/abs') { res.writeHead(302, { location: '/login' }); res.end(); return; }
+      if (req.url === '/cookie') { res.writeHead(200, { 'set-cookie': [`${CAMPAIGN_COOKIE}=${'E'.repeat(43)}; Path=/`, 'editor=1; Path=/'] }); res.end(); return; }
       res.writeHead(200, { 'content-type': 'text/plain', 'content-security-policy': "default-src 'self'" });
       res.end(`editor saw ${req.url}`);
     });
@@ -66,7 +67,7 @@ describe('campaign serve: the session proxy and the capacity', function () {
     await fsp.rm(tmp, { recursive: true, force: true });
   });
 
-  it('takes the prefix off, keeps the editor\'s relative redirects, puts absolute ones under the prefix, adds the forwarder\'s policy, never passes the campaign cookie', async () => {
+  it('takes the prefix off, keeps the editor\'s relative redirects, puts absolute ones under the prefix, adds the forwarder\'s policy, never passes the campaign cookie either way', async () => {
     const cookie = `${CAMPAIGN_COOKIE}=${'T'.repeat(43)}; other=1`;
     const root = await request(port, '/s/t.ana.a1/', { headers: { cookie } });
     assert.equal(root.status, 302);
@@ -79,6 +80,7 @@ describe('campaign serve: the session proxy and the capacity', function () {
     assert.deepEqual(seen.slice(-1), [{ url: '/static/x.js?v=1', cookie: 'other=1' }]);
     assert.ok(!seen.some((s) => s.cookie?.includes(CAMPAIGN_COOKIE)), 'the campaign cookie reached the editor');
     assert.ok(activity >= 3, 'each request counts as activity');
+    assert.deepEqual((await request(port, '/s/t.ana.a1/cookie')).headers['set-cookie'], ['editor=1; Path=/'], 'the editor cannot set the campaign cookie');
   });
 
   it('refuses the port proxy, answers a paused clock with its page (no upgrade) and a breach with 503; passes WebSocket upgrades without the cookie', async () => {

@@ -45,7 +45,8 @@ export function cookieWithout(header: string | string[] | undefined, drop: strin
  * proxy (`/proxy/`, `/absproxy/`) refused, `guard` asked before each request and upgrade, every
  * response carrying FORWARDER_CSP besides code-server's own policy, a paused clock answered by a
  * page with a resume button (no upgrade passed on), a stopped container by a page with a restart
- * button. The campaign's cookie is taken out of what is passed on.
+ * button. The campaign's cookie is taken out of what is passed on, and out of what the editor
+ * sends back (`Set-Cookie`).
  */
 export class SessionProxy {
   private readonly sockets = new Set<net.Socket>();
@@ -95,6 +96,9 @@ export class SessionProxy {
         const out: Record<string, string | string[] | number | undefined> = { ...up.headers };
         const own = up.headers['content-security-policy'];
         out['content-security-policy'] = [...(own === undefined ? [] : [own].flat()), FORWARDER_CSP];
+        // the editor may set its own cookies, never the campaign's (it would sign the person out, or in as someone else)
+        const sc = up.headers['set-cookie']?.filter((c) => c.slice(0, Math.max(0, c.indexOf('='))).trim() !== this.cookie);
+        if (sc) out['set-cookie'] = sc;
         const loc = up.headers.location;
         if (typeof loc === 'string' && loc.startsWith('/') && !loc.startsWith('//')) out.location = `${this.base}${loc}`;
         res.writeHead(up.statusCode ?? 502, out);
