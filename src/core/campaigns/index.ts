@@ -3,7 +3,7 @@
  * sessions. The spec (spec.ts), assignment (assign.ts), planning and creation into a run set
  * (plan.ts), the campaign's own log of links (log.ts), per-person link tokens (tokens.ts), what
  * is read of each session (sessions.ts), the person's view, the organiser's board and the time
- * sheet (views.ts).
+ * sheet (views.ts), working-time budgets of `perPerson.hours` (budget.ts).
  */
 export * from './spec';
 export * from './assign';
@@ -14,3 +14,4 @@ export * from './sessions';
 export * from './views';
 export * from './links';
 export * from './front';
+export * from './budget';
