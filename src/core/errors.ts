@@ -52,3 +52,12 @@ export function errorMessage(e: unknown): string {
   if (e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string') return (e as { message: string }).message;
   try { return String(e); } catch { return '(unprintable error)'; }
 }
+
+/**
+ * The message of `e` said about `input`: without the leading `<input>: ` an {@link ExpBenchError}
+ * about that same input carries, for a line that shows the input beside it already.
+ */
+export function errorReason(e: unknown, input: string): string {
+  const m = errorMessage(e);
+  return isExpBenchError(e) && e.input === input && m.startsWith(`${input}: `) ? m.slice(input.length + 2) : m;
+}

@@ -4,9 +4,8 @@ import { errorMessage } from '../../core/util/errors';
 import {
   DeskWebviewMessageSchema, type DeskFilterView, type DeskHostMessage, type DeskWebviewMessage, type PageMessage, type QueueMessage,
 } from '../../protocol/curation';
-import { briefCsp } from '../brief/csp';
-import { makeNonce } from '../brief/nonce';
 import type { DeskData } from './deskData';
+import { webviewPage } from '../brief/page';
 
 const logger = log('curation.desk');
 
@@ -123,23 +122,9 @@ export class DeskPanels implements vscode.Disposable {
       enableScripts: true, retainContextWhenHidden: true,
       localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview')],
     });
-    const nonce = makeNonce();
-    const js = panel.webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'curation.js'));
-    const css = panel.webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'curation.css'));
-    panel.webview.html = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${briefCsp(panel.webview.cspSource, nonce)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>${title.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</title>
-</head>
-<body data-kind="${kind}">
-<main id="root" class="desk"><p class="muted">Reading the ${kind === 'queue' ? 'queue' : 'task'}…</p></main>
-<script nonce="${nonce}" src="${js}"></script>
-</body>
-</html>`;
+    panel.webview.html = webviewPage(panel.webview, this.extensionUri, {
+      bundle: 'curation', title, rootClass: 'desk', bodyAttrs: { 'data-kind': kind }, loading: `Reading the ${kind === 'queue' ? 'queue' : 'task'}…`,
+    });
     return panel;
   }
 

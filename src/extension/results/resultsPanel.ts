@@ -8,11 +8,10 @@ import { POLICIES, policyByName } from '../../core/metrics/policies';
 import type { Task } from '../../core/tasks/types';
 import { errorMessage } from '../../core/util/errors';
 import { ResultsWebviewMessageSchema, type ResultsHostMessage, type ResultsMessage, type ResultsStatus, type ResultsWebviewMessage } from '../../protocol/results';
-import { briefCsp } from '../brief/csp';
-import { makeNonce } from '../brief/nonce';
 import { RECHECK_MS, Recheck } from '../follow/recheck';
 import { resultsMessage } from './payload';
 import { sourceFor, type ResultsSource } from './source';
+import { webviewPage } from '../brief/page';
 
 const logger = log('results');
 
@@ -217,23 +216,7 @@ export class ResultsPanel implements vscode.Disposable {
   }
 
   private html(webview: vscode.Webview): string {
-    const nonce = makeNonce();
-    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'results.js'));
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'results.css'));
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${briefCsp(webview.cspSource, nonce)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>Results</title>
-</head>
-<body>
-<main id="root" class="results"><p class="muted">Reading the runs…</p></main>
-<script nonce="${nonce}" src="${js}"></script>
-</body>
-</html>`;
+    return webviewPage(webview, this.extensionUri, { bundle: 'results', title: 'Results', rootClass: 'results', loading: 'Reading the runs…' });
   }
 
   dispose(): void {

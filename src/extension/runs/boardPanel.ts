@@ -8,8 +8,7 @@ import { readRunSetName, RunSetFollower } from '../../core/runs/state';
 import { boardRows } from '../../core/runs/status';
 import { errorMessage } from '../../core/util/errors';
 import { RunsWebviewMessageSchema, type RunsBoardMessage, type RunsHostMessage } from '../../protocol/runs';
-import { briefCsp } from '../brief/csp';
-import { makeNonce } from '../brief/nonce';
+import { webviewPage } from '../brief/page';
 import { campaignBoardPart, isCampaignView, type PersonAction } from './campaign';
 
 const logger = log('runs');
@@ -162,23 +161,7 @@ export class RunSetBoard implements vscode.Disposable {
   }
 
   private html(webview: vscode.Webview): string {
-    const nonce = makeNonce();
-    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'runs.js'));
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'runs.css'));
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${briefCsp(webview.cspSource, nonce)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>Run Set</title>
-</head>
-<body>
-<main id="root" class="runs"><p class="muted">Reading the run set…</p></main>
-<script nonce="${nonce}" src="${js}"></script>
-</body>
-</html>`;
+    return webviewPage(webview, this.extensionUri, { bundle: 'runs', title: 'Run Set', rootClass: 'runs', loading: 'Reading the run set…' });
   }
 
   dispose(): void {

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { log } from '../../core/log';
 import { policyByName, type MetricPolicy } from '../../core/metrics/policies';
-import { errorMessage } from '../../core/util/errors';
+import { errorMessage, errorReason } from '../../core/util/errors';
 import { isSessionFolder } from '../../core/viewer/run';
 import { triageRuns, type TriageResult, type TriageRow } from '../../core/viewer/triage';
 import { filesFingerprint, sessionsFingerprint } from '../follow/fingerprint';
@@ -117,11 +117,11 @@ export class RunStore implements vscode.Disposable {
     await this.recheck.reset();
     const rows: TriageRow[] = [];
     const skipped: TriageResult['skipped'] = [];
-    const sessions = await triageRuns([dir], this.policy).catch((e) => ({ rows: [], skipped: [{ file: dir, reason: errorMessage(e) }] }));
+    const sessions = await triageRuns([dir], this.policy).catch((e) => ({ rows: [], skipped: [{ file: dir, reason: errorReason(e, dir) }] }));
     rows.push(...sessions.rows.filter((r) => r.steps > 0));
     skipped.push(...sessions.skipped.filter((s) => !/no session folder|no such session folder/.test(s.reason)));
     for (const f of this.files()) {
-      const r = await triageRuns([f], this.policy).catch((e) => ({ rows: [], skipped: [{ file: f, reason: errorMessage(e) }] }));
+      const r = await triageRuns([f], this.policy).catch((e) => ({ rows: [], skipped: [{ file: f, reason: errorReason(e, f) }] }));
       rows.push(...r.rows);
       skipped.push(...r.skipped);
     }

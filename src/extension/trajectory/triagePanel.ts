@@ -2,9 +2,8 @@ import * as vscode from 'vscode';
 import { log } from '../../core/log';
 import { errorMessage } from '../../core/util/errors';
 import { TriageWebviewMessageSchema, type TriageFocusMessage, type TriageRowsMessage, type TriageWebviewMessage } from '../../protocol/triage';
-import { briefCsp } from '../brief/csp';
-import { makeNonce } from '../brief/nonce';
 import { openTarget, type RunStore } from './runStore';
+import { webviewPage } from '../brief/page';
 
 const logger = log('triage');
 
@@ -83,23 +82,7 @@ export class TriagePanel implements vscode.Disposable {
   }
 
   private html(webview: vscode.Webview): string {
-    const nonce = makeNonce();
-    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'triage.js'));
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'triage.css'));
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${briefCsp(webview.cspSource, nonce)}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>Triage: Runs</title>
-</head>
-<body>
-<main id="root" class="triage"><p class="muted">Reading the runs…</p></main>
-<script nonce="${nonce}" src="${js}"></script>
-</body>
-</html>`;
+    return webviewPage(webview, this.extensionUri, { bundle: 'triage', title: 'Triage: Runs', rootClass: 'triage', loading: 'Reading the runs…' });
   }
 
   dispose(): void {
