@@ -28,7 +28,7 @@ export const BaselineSpec = z.strictObject({
   perPerson: z.strictObject({
     /** Tasks per person (balanced: the same number for everyone). */
     tasks: z.number().int().positive().optional(),
-    /** Working hours per person, shared by their sessions (each session's clock budget is hours / tasks). */
+    /** Working hours per person: one pool shared by their sessions, tracked across them (budget.ts: the total of their working time by the host clock never passes it). */
     hours: z.number().positive().max(1000).optional(),
   }).optional(),
   /** `fixed`: person id → task ids or globs (`*` = one segment), each among the spec's tasks. */
