@@ -49,6 +49,14 @@ export interface SessionBudget {
   sharedBy: number;
 }
 
+/**
+ * `starting`: the session is about to start or resume its clock (counted among the running).
+ * `served`: sessions whose window is served now, counted among the running whatever their clock
+ * says (a served session's clock can resume at any moment, so its share is held for it: the
+ * campaign's gate, serve.ts).
+ */
+export interface BudgetOptions { starting?: boolean; served?: ReadonlySet<string> }
+
 function running(s: PersonSessionClock): boolean {
   return !s.finished && clockStatus({ clock: s.clock }) === 'running';
 }
@@ -59,15 +67,16 @@ function running(s: PersonSessionClock): boolean {
  * counted as the host's clock does (session/clock.ts `workingMs`, a running segment up to `now`).
  * @throws RangeError when `session` is not among `sessions` or `hours` is not positive
  */
-export function sessionBudget(hours: number, sessions: readonly PersonSessionClock[], session: string, now: number, o: { starting?: boolean } = {}): SessionBudget {
+export function sessionBudget(hours: number, sessions: readonly PersonSessionClock[], session: string, now: number, o: BudgetOptions = {}): SessionBudget {
   if (!(hours > 0)) throw new RangeError(`hours must be positive, not ${hours}`);
   const self = sessions.find((s) => s.session === session);
   if (!self) throw new RangeError(`${session} is not among the person's sessions`);
   const worked = new Map(sessions.map((s) => [s.session, workingMs(s.clock, now)]));
   const usedMs = [...worked.values()].reduce((a, b) => a + b, 0);
   const remainingMs = Math.max(0, hours * 3_600_000 - usedMs);
-  const selfRuns = running(self) || o.starting === true;
-  const sharedBy = selfRuns ? sessions.filter((s) => s.session !== session && running(s)).length + 1 : 1;
+  const runs = (s: PersonSessionClock) => running(s) || (!s.finished && o.served?.has(s.session) === true);
+  const selfRuns = runs(self) || o.starting === true;
+  const sharedBy = selfRuns ? sessions.filter((s) => s.session !== session && runs(s)).length + 1 : 1;
   const w = worked.get(session)!;
   const budgetMs = Math.floor(w + remainingMs / sharedBy);
   return { session, budgetMs, workingMs: w, usedMs, remainingMs, sharedBy };
@@ -77,7 +86,7 @@ export function sessionBudget(hours: number, sessions: readonly PersonSessionClo
  * {@link sessionBudget} in seconds (ms precision): the budget of `session` given the person's
  * sessions' clocks. See the rule above.
  */
-export function sessionBudgetSeconds(hours: number, sessions: readonly PersonSessionClock[], session: string, now: number, o: { starting?: boolean } = {}): number {
+export function sessionBudgetSeconds(hours: number, sessions: readonly PersonSessionClock[], session: string, now: number, o: BudgetOptions = {}): number {
   return sessionBudget(hours, sessions, session, now, o).budgetMs / 1000;
 }
 
@@ -95,7 +104,7 @@ export function campaignHours(view: RunSetView): number | undefined {
  * do not start it).
  * @throws RangeError when the unit is not a person's unit of the campaign
  */
-export async function readSessionBudget(dir: string, view: RunSetView, unitName: string, now: number = Date.now(), o: { starting?: boolean } = {}): Promise<SessionBudget | undefined> {
+export async function readSessionBudget(dir: string, view: RunSetView, unitName: string, now: number = Date.now(), o: BudgetOptions = {}): Promise<SessionBudget | undefined> {
   const hours = campaignHours(view);
   if (hours === undefined) return undefined;
   const units = personUnits(view);

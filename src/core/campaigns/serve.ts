@@ -15,6 +15,7 @@ import { connectDocker } from '../sandbox';
 import { findTask, loadDatasets } from '../tasks/loader';
 import type { LoadResult } from '../tasks/types';
 import { errorMessage } from '../util/errors';
+import { campaignHours, readSessionBudget } from './budget';
 import { CAMPAIGN_COOKIE, type GateAnswer } from './front';
 import { SessionProxy } from './proxy';
 import { readSessionFacts } from './sessions';
@@ -140,6 +141,11 @@ export class CampaignSessions {
     const facts = await readSessionFacts(this.layout.session(unit.dir));
     if (facts.submitted) return { state: 'unavailable', reason: `You submitted this task${facts.end ? ` at ${facts.end}` : ''}; it is closed.` };
     if (facts.gaveUp) return { state: 'unavailable', reason: `You gave this task up${facts.end ? ` at ${facts.end}` : ''}; it is closed.` };
+    const hours = campaignHours(this.o.view);
+    if (hours !== undefined) {
+      const b = await readSessionBudget(this.layout.root, this.o.view, unit.name, Date.now(), { starting: true, served: this.served(person) });
+      if (b && b.remainingMs <= 0) return { state: 'unavailable', reason: `Your working hours for this campaign (${hours} h by the host's clock) are used up.` };
+    }
     this.slots.set(session, { state: 'queued', unit, seen: Date.now() });
     this.queue.push(session);
     this.pump();
@@ -191,7 +197,15 @@ export class CampaignSessions {
       }, CAMPAIGN_COOKIE, () => { const s = this.slots.get(unit.name); if (s?.state === 'ready') s.lastActive = Date.now(); });
       work.onPause(() => proxy.dropConnections());
       if (this.closed) { await work.dispose(); this.slots.delete(unit.name); return; }
+      // the person's hours (perPerson.hours): this session's share set before its window is served
+      try {
+        await this.applyBudget(unit, work, new Set([...this.served(unit.actor.baseliner), unit.name]));
+      } catch (e) {
+        await work.dispose();
+        throw e;
+      }
       this.slots.set(unit.name, { state: 'ready', unit, work, proxy, lastActive: Date.now() });
+      await this.applyBudgets(unit.actor.baseliner);
       say(`ready (${this.running().length} of ${this.capacity} running)`);
     })().catch((e: unknown) => {
       logger.warn(`${unit.name}: could not start: ${errorMessage(e)}`);
@@ -200,6 +214,33 @@ export class CampaignSessions {
       this.slots.delete(unit.name);
       this.pump();
     });
+  }
+
+  /** The person's sessions served now or being started (each holds its share of the person's hours). */
+  private served(person: string): Set<string> {
+    return new Set([...this.slots].filter(([, s]) => s.state !== 'queued' && s.unit.actor.baseliner === person).map(([k]) => k));
+  }
+
+  /**
+   * Sets the hard budget of one served session (campaigns/budget.ts): its own working time plus an
+   * equal share of what is left of the person's hours among their served sessions, so that the
+   * person's total by the host's clock never passes `perPerson.hours`. No hours in the spec: nothing.
+   * @throws ExpBenchError BAD_INPUT when nothing is left of the hours for this session
+   */
+  private async applyBudget(unit: PersonUnit, work: ProctoredWork, served: ReadonlySet<string>): Promise<void> {
+    const b = await readSessionBudget(this.layout.root, this.o.view, unit.name, Date.now(), { served });
+    if (!b) return;
+    if (b.budgetMs <= 0) throw new ExpBenchError('BAD_INPUT', unit.name, 'the person\'s working hours are used up');
+    await work.setBudget(b.budgetMs);
+  }
+
+  /** Shares the person's remaining hours again among their served sessions (after one starts or stops). */
+  private async applyBudgets(person: string): Promise<void> {
+    if (campaignHours(this.o.view) === undefined) return;
+    const served = this.served(person);
+    for (const [, s] of this.slots) {
+      if (s.state === 'ready' && s.unit.actor.baseliner === person) await this.applyBudget(s.unit, s.work, served);
+    }
   }
 
   /** Stops every ready session idle for `idleMs` (no window connected, no request). */
@@ -218,6 +259,7 @@ export class CampaignSessions {
     s.proxy.dropConnections();
     await s.work.dispose();
     this.slots.delete(name);
+    await this.applyBudgets(s.unit.actor.baseliner).catch((e: unknown) => logger.warn(`budgets of ${s.unit.actor.baseliner}: ${errorMessage(e)}`));
     logger.info(`${name}: stopped (${why}); its container and work are kept`);
     this.o.onProgress?.(name, `stopped (${why}); the container and the work are kept`);
   }

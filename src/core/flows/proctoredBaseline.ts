@@ -80,6 +80,8 @@ export interface ProctoredWork {
   resume(): Promise<void>;
   /** Called when the clock pauses, before the container is frozen (a forwarder ends the window's WebSocket connections). */
   onPause(listener: () => void): void;
+  /** Sets a hard working-time budget on the session's clock (ms; BaselineChannel.setBudget): reached, the clock pauses and the container is frozen. */
+  setBudget(budgetMs: number): Promise<void>;
   /** Closes the channel and stops the container (kept, with its file system; a later start reattaches). */
   dispose(): Promise<void>;
 }
@@ -203,6 +205,7 @@ async function serve(o: Omit<ProctoredBaselineOptions, 'bind' | 'token'>, layout
       paused: () => channel.clockPaused(),
       resume: () => channel.resumeClock(),
       onPause: (l) => { pauseListeners.push(l); },
+      setBudget: (ms) => channel.setBudget(ms),
       dispose,
     };
   } catch (e) {
