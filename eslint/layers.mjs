@@ -18,6 +18,7 @@ export const FLOORS = [
   ['agent', 'curation', 'viewer'],
   ['flows', 'figures'],
   ['mcp', 'runs'],
+  ['campaigns'],
 ];
 
 /** Same-floor imports that are allowed, as `importer -> imported`. None today. */

@@ -5,6 +5,7 @@ import { endQuietlyOnClosedPipe, fail, reportError } from './output';
 import { findUnknownCommand, unknownCommandMessage } from './unknownCommand';
 import * as agent from './commands/agent';
 import * as baseline from './commands/baseline';
+import * as campaign from './commands/campaign';
 import * as curate from './commands/curate';
 import * as feasibility from './commands/feasibility';
 import * as judge from './commands/judge';
@@ -39,7 +40,7 @@ export function buildProgram(): Command {
 
 function commandModules(): Array<{ register(p: Command): void }> {
   // Commands registered by feature rooms; keep this list sorted.
-  return [agent, baseline, curate, feasibility, judge, patch, prepare, report, runs, session, tasks, traj, verify];
+  return [agent, baseline, campaign, curate, feasibility, judge, patch, prepare, report, runs, session, tasks, traj, verify];
 }
 
 /**

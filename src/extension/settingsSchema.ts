@@ -45,6 +45,7 @@ export const SETTINGS = {
   'curation.placement': z.enum(['direct', 'local', 'slurm']),
   'curation.partition': text,
   'runs.folders': z.array(z.string()),
+  'runs.campaignLinkBase': text,
 } as const satisfies Record<string, z.ZodType>;
 
 /** A setting's key without the `expbench.` prefix, e.g. `verify.timeoutSeconds`. */

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { LIMITS } from '../../src/core/untrusted';
 import { ChannelClient } from '../../src/core/channel/client';
 import { ATTESTATION_RULES } from '../../src/core/channel/protocol';
-import { startBaselineChannel, type BaselineChannel } from '../../src/core/flows/baselineChannel';
+import { BUDGET_BEAT_MS, startBaselineChannel, type BaselineChannel } from '../../src/core/flows/baselineChannel';
 import { judgeStep } from '../../src/core/flows/judge';
 import { prepareTask } from '../../src/core/flows/prepareTask';
 import { verifyStep } from '../../src/core/flows/verify';
@@ -309,6 +309,33 @@ describe('baseline channel (flows/baselineChannel, channel/client)', function ()
     const st = await c.call('setConclusion', { text: 'still works' });
     assert.ok(!st.queued && st.result.conclusion === 'still works');
     assert.ok(c.status.connected && !c.status.lastError, 'no reconnect loop');
+  });
+
+  it('a hard budget from the host (a campaign\'s hours): the clock stops at it, onClock(true) freezes the container, resume is refused (issue 32)', async () => {
+    const { layout, sock, queue } = await session();
+    const clockCalls: boolean[] = [];
+    const ch = await serve(layout.root, sock, { onClock: async (paused) => { clockCalls.push(paused); } });
+    const c = client(sock, queue);
+    await c.start();
+    await until('connected', () => c.status.connected);
+    await c.call('attest', { baseliner: 'b-9', rules: [...ATTESTATION_RULES] });
+    await c.call('clock', { op: 'start' });
+    const t0 = Date.now();
+    await ch.setBudget(1_500);
+    await until('the clock stopped at the budget', () => ch.clockPaused(), BUDGET_BEAT_MS * 3);
+    await until('onClock(true)', () => clockCalls.includes(true), 5_000);
+    // the state file is written by the host's store after the change: wait for it there
+    await until('the segment closed in state.json', async () => (await readState(layout.state))?.clock.segments.at(-1)?.end !== undefined, 10_000);
+    const st = (await readState(layout.state))!;
+    const seg = st.clock.segments[st.clock.segments.length - 1];
+    assert.equal(seg.pauseReason, 'time budget used up', JSON.stringify(st.clock));
+    const worked = st.clock.segments.reduce((a, g) => a + (Date.parse(g.end!) - Date.parse(g.start)), 0);
+    assert.ok(worked <= 1_500, `working time ${worked} ms never passes the budget`);
+    assert.ok(Date.now() - t0 >= 1_000, 'it ran until the budget first');
+    await ch.resumeClock().catch(() => undefined);
+    assert.equal(ch.clockPaused(), true, 'the host\'s resume does not pass the budget');
+    await assert.rejects(c.call('clock', { op: 'resume' }));
+    assert.equal(clockCalls[clockCalls.length - 1], true, 'the container stays frozen');
   });
 
   it('after Submit every state-changing request is refused with a clear answer; nothing is recorded after `submitted`', async () => {

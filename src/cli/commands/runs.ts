@@ -10,6 +10,7 @@ import { foldRunSet } from '../../core/runs/fold';
 import { plural } from '../../core/util/plural';
 import { printJson } from '../output';
 import { boardHeader, formatBoard, TerminalBoard } from '../runsBoard';
+import { campaignStatus, isCampaign, registerCampaignRuns } from './campaign';
 
 /**
  * `expbench runs start SPEC --out DIR | status DIR | resume DIR | cancel DIR | exec DIR --unit KEY`:
@@ -50,6 +51,7 @@ export function register(program: Command): void {
       const layout = new RunSetLayout(dir);
       const read = await readRunSet(layout.state);
       const view = read ? foldRunSet(read.records) : undefined;
+      if (view && isCampaign(view)) return campaignStatus(dir, opts.json); // a campaign's board: people as rows (docs/campaigns.md)
       const placement = opts.engine && view ? createPlacement(RunSetSpecSchema.parse(view.spec).placement ?? { kind: 'local' }) : undefined;
       try {
         const s = await runSetStatus(dir, { placement });
@@ -62,6 +64,7 @@ export function register(program: Command): void {
         placement?.dispose();
       }
     });
+  registerCampaignRuns(runs);
   runs.command('cancel').argument('<dir>', 'the run set\'s folder')
     .option('--wait <seconds>', 'how long to wait for a running orchestrator to stop its units', (v) => Number(v), 120)
     .description('stop the run set\'s units (SIGTERM; containers removed by label); `runs resume` goes on with them')

@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ExpBenchError } from '../errors';
+import { SessionLayout } from '../layout';
+import { readState } from '../session/store';
 import { fileError, openRegular } from '../util/fs';
 
 /** The state file of a run set folder (runs.md of issue 27: `DIR/runset.jsonl`, schema version 1). */
@@ -10,7 +12,7 @@ export const MAX_RUN_SET_STATE_BYTES = 64 * 1024 * 1024;
 
 /**
  * What the Results view needs of a run set: its name and each unit's session folder and whether
- * it has finished. Read from the state file's records through this small schema of our own (the
+ * it has finished (a campaign's human unit: its session submitted or given up). Read from the state file's records through this small schema of our own (the
  * fields runs.md of issue 27 gives `runset.created`, `unit.planned`, `unit.finished`, `unit.cancelled`),
  * so the view does not depend on the run-set room's code.
  */
@@ -18,13 +20,13 @@ export interface RunSetView {
   /** The run set folder, absolute. */
   dir: string;
   name: string;
-  units: { key: string; name: string; task: string; dir: string; status: 'planned' | 'done' | 'failed' | 'cancelled' }[];
+  units: { key: string; name: string; task: string; dir: string; status: 'planned' | 'done' | 'failed' | 'cancelled'; human?: true }[];
   /** Lines that did not parse (a torn last line of a killed writer) or are of a later schema version. */
   skippedLines: number;
 }
 
 const Created = z.object({ v: z.literal(1), type: z.literal('runset.created'), name: z.string() });
-const Planned = z.object({ v: z.literal(1), type: z.literal('unit.planned'), unit: z.string(), name: z.string(), task: z.string(), dir: z.string() });
+const Planned = z.object({ v: z.literal(1), type: z.literal('unit.planned'), unit: z.string(), name: z.string(), task: z.string(), dir: z.string(), actor: z.object({ kind: z.string() }).optional() });
 const Finished = z.object({ v: z.literal(1), type: z.literal('unit.finished'), unit: z.string(), status: z.enum(['done', 'failed']) });
 const Cancelled = z.object({ v: z.literal(1), type: z.literal('unit.cancelled'), unit: z.string() });
 /** Records that put a unit back in the queue. */
@@ -74,7 +76,7 @@ export async function readRunSet(dir: string): Promise<RunSetView> {
     if (p.success) {
       const unitDir = path.resolve(abs, p.data.dir);
       if (!unitDir.startsWith(unitsRoot)) throw new ExpBenchError('BAD_INPUT', file, `unit ${p.data.name}: its folder ${p.data.dir} is not under units/`);
-      units.set(p.data.unit, { key: p.data.unit, name: p.data.name, task: p.data.task, dir: unitDir, status: 'planned' });
+      units.set(p.data.unit, { key: p.data.unit, name: p.data.name, task: p.data.task, dir: unitDir, status: 'planned', ...(p.data.actor?.kind === 'human' ? { human: true as const } : {}) });
       continue;
     }
     const f = Finished.safeParse(json);
@@ -85,5 +87,13 @@ export async function readRunSet(dir: string): Promise<RunSetView> {
     if (r.success) { const u = units.get(r.data.unit); if (u && u.status !== 'planned') u.status = 'planned'; }
   }
   if (name === undefined) throw new ExpBenchError('BAD_INPUT', file, 'has no runset.created record: not a run-set state');
+  // A campaign's units (actor `human`, docs/campaigns.md) are served, not run: no `unit.finished`
+  // is ever written for them. One has finished when its session was submitted or given up, as the
+  // host's own state.json says (the session service writes it; a damaged one counts as not finished).
+  for (const u of units.values()) {
+    if (!u.human || u.status !== 'planned') continue;
+    const state = await readState(new SessionLayout(u.dir).state).catch(() => undefined);
+    if (state?.submitted || state?.gaveUp) u.status = 'done';
+  }
   return { dir: abs, name, units: [...units.values()], skippedLines };
 }

@@ -73,7 +73,17 @@ export interface BaselineChannel {
   clockPaused(): boolean;
   /** Resumes a paused clock from the host (the forwarder's paused page), in the order of the channel's requests; then `onClock(false)`. */
   resumeClock(): Promise<void>;
+  /**
+   * Sets a hard working-time budget (ms, a positive whole number) on the session's clock, in the
+   * order of the channel's requests, and keeps a heartbeat (every {@link BUDGET_BEAT_MS}) that
+   * closes the clock when it is reached: then `onClock(true)` (the container is frozen). A clock
+   * already past it is paused at once. A campaign's per-person hours (campaigns/budget.ts).
+   */
+  setBudget(budgetMs: number): Promise<void>;
 }
+
+/** How often a channel with a hard budget checks it (ms): the clock itself never counts past the budget. */
+export const BUDGET_BEAT_MS = 5_000;
 
 /**
  * Serves the host side of a proctored session on the unix socket `opts.socketPath` (protocol:
@@ -153,6 +163,7 @@ class ChannelHost implements BaselineChannel {
   private readonly recorder: WorkspaceRecorder;
   private watcher: WorkspaceWatcher | undefined;
   private running: { abort: AbortController; done: Promise<unknown> } | undefined;
+  private budgetBeat: { dispose(): void } | undefined;
 
   constructor(private readonly handle: SessionHandle, private readonly task: Task, private readonly opts: BaselineChannelOptions,
     private attested: SolverState['attested']) {
@@ -171,6 +182,22 @@ class ChannelHost implements BaselineChannel {
   resumeClock(): Promise<void> {
     const run = async () => {
       if (this.handle.clockStatus === 'paused') await this.handle.resumeClock();
+      await this.clockChanged();
+    };
+    const done = this.serial.then(run, run);
+    this.serial = done.catch(() => undefined);
+    return done;
+  }
+
+  setBudget(budgetMs: number): Promise<void> {
+    const run = async () => {
+      if (this.disposed) return;
+      await this.handle.setBudget(budgetMs, { hard: true });
+      this.budgetBeat ??= this.handle.startHeartbeat(BUDGET_BEAT_MS, (levels) => {
+        if (!levels.includes(100)) return;
+        const done = this.serial.then(() => this.clockChanged(), () => this.clockChanged());
+        this.serial = done.catch(() => undefined);
+      });
       await this.clockChanged();
     };
     const done = this.serial.then(run, run);
@@ -405,6 +432,7 @@ class ChannelHost implements BaselineChannel {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.budgetBeat?.dispose();
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     if (this.running) { this.running.abort.abort(); await this.running.done; }

@@ -58,6 +58,13 @@ export interface SessionHandle {
    * budget levels (80, 100) crossed. The returned disposable stops it.
    */
   startHeartbeat(everyMs: number, onBudget?: (levels: BudgetLevel[]) => void): Disposable;
+  /**
+   * Sets the clock's working-time budget (ms, or null for none); `hard`: a limit the clock never
+   * passes (session/clock.ts `setBudget`; a campaign's per-person hours, campaigns/budget.ts), a
+   * running clock already past it paused at once. Returns the budget levels that this reached.
+   * @throws ExpBenchError BAD_INPUT for a budget that is not a positive whole number of ms
+   */
+  setBudget(budgetMs: number | null, opts?: { hard?: boolean }): Promise<BudgetLevel[]>;
   /** Work just happened (moves a running clock's heartbeat). */
   touch(): void;
   /** Appends an event, stamped with the host's clock. @throws ExpBenchError `BAD_INPUT` (schema), `SESSION_INVALID` (taken over). */
@@ -165,6 +172,10 @@ class Handle implements SessionHandle {
   workingByActor(): Record<ClockActor, number> { return this.session.clock.workingByActor(); }
   startHeartbeat(everyMs: number, onBudget?: (levels: BudgetLevel[]) => void): Disposable {
     return this.keep(this.session.clock.startHeartbeat(everyMs, onBudget));
+  }
+  setBudget(budgetMs: number | null, opts?: { hard?: boolean }): Promise<BudgetLevel[]> {
+    this.session.clock.setBudget(budgetMs, opts);
+    return this.session.clock.checkBudget();
   }
   touch(): void { this.session.touch(); }
   record(event: NewSessionEvent): Promise<SessionEvent> { return this.session.events.append(event); }

@@ -257,7 +257,8 @@ export function editorAnswers(socketPath: string): Promise<boolean> {
   });
 }
 
-async function waitForEditor(socketPath: string, timeoutMs: number): Promise<void> {
+/** Resolves when the editor answers `GET /healthz` on its socket (every 200 ms); rejects after `timeoutMs` (default 60 s) naming the socket. */
+export async function waitForEditor(socketPath: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await editorAnswers(socketPath)) return;

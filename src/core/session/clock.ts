@@ -28,19 +28,37 @@ const logger = log('session');
 
 export type ClockStatus = 'not-started' | 'running' | 'paused' | 'stopped';
 export type BudgetLevel = 80 | 100;
+/** The pause reason of a clock a hard budget stopped. */
+export const BUDGET_USED_UP = 'time budget used up';
 
 /**
  * Working time in ms: closed segments in full, the open one up to `upTo` (ms since the epoch) or,
  * when `upTo` is omitted, up to its last heartbeat.
  */
 export function workingMs(clock: ClockState, upTo?: number): number {
-  let total = 0;
+  let closed = 0;
+  let open = 0;
   for (const s of clock.segments) {
     const start = Date.parse(s.start);
-    const end = s.end !== undefined ? Date.parse(s.end) : (upTo ?? Date.parse(s.lastBeat));
-    total += Math.max(0, end - start);
+    if (s.end !== undefined) closed += Math.max(0, Date.parse(s.end) - start);
+    else open += Math.max(0, (upTo ?? Date.parse(s.lastBeat)) - start);
   }
-  return total;
+  // A hard budget is a limit: an open segment counts at most up to it (the clock stops there);
+  // closed segments are worked time and always count in full.
+  if (clock.budgetHard && clock.budgetMs) open = Math.min(open, Math.max(0, clock.budgetMs - closed));
+  return closed + open;
+}
+
+/**
+ * The moment (ms since the epoch) a running clock's open segment reaches its hard budget, or
+ * undefined when there is none (no hard budget, or no open segment): the segment's start plus what
+ * is left of the budget after the closed segments.
+ */
+export function budgetEndsAt(clock: ClockState): number | undefined {
+  const open = clock.segments.at(-1);
+  if (!clock.budgetHard || !clock.budgetMs || !open || open.end !== undefined) return undefined;
+  const closed = workingMs({ ...clock, budgetHard: false, segments: clock.segments.slice(0, -1) });
+  return Date.parse(open.start) + Math.max(0, clock.budgetMs - closed);
 }
 
 /** Whose working time a clock segment is (segments without an actor are the person's). */
@@ -104,9 +122,10 @@ export class SessionClock {
     this.actor_ = actor;
     if (this.status === 'running') {
       const at = this.iso();
+      const end = this.iso(this.closeMoment());
       this.store.update((s) => {
         const seg = s.clock.segments[s.clock.segments.length - 1];
-        seg.end = at; seg.lastBeat = at; seg.endReason = 'handed_over';
+        seg.end = end; seg.lastBeat = end; seg.endReason = 'handed_over';
         s.clock.segments.push({ start: at, lastBeat: at, ...(actor === 'agent' ? { actor } : {}) });
       });
     }
@@ -128,6 +147,7 @@ export class SessionClock {
   async start(): Promise<boolean> {
     if (this.store.state.clock.segments.length > 0) return this.resume();
     this.assertOpen('start');
+    this.assertBudgetLeft('start');
     this.openSegment();
     await this.events.append({ type: 'clock.started', workingMs: this.workingMs() });
     return true;
@@ -136,7 +156,7 @@ export class SessionClock {
   /** Closes the open segment. Returns false when the clock was not running. */
   async pause(reason?: string): Promise<boolean> {
     if (this.status !== 'running') return false;
-    const at = this.iso();
+    const at = this.iso(this.closeMoment());
     this.store.update((s) => {
       const seg = s.clock.segments[s.clock.segments.length - 1];
       seg.end = at; seg.lastBeat = at; seg.endReason = 'paused';
@@ -146,21 +166,22 @@ export class SessionClock {
     return true;
   }
 
-  /** Opens a new segment after a pause. Returns false when already running or never started. */
+  /** Opens a new segment after a pause. Returns false when already running or never started. @throws ExpBenchError SESSION_INVALID when a hard budget is used up */
   async resume(): Promise<boolean> {
     if (this.status !== 'paused') {
       if (this.status === 'stopped') this.assertOpen('resume');
       return false;
     }
+    this.assertBudgetLeft('resume');
     this.openSegment();
     await this.events.append({ type: 'clock.resumed', workingMs: this.workingMs() });
     return true;
   }
 
-  /** Records a heartbeat on the open segment (no-op when not running). */
+  /** Records a heartbeat on the open segment (no-op when not running); a hard budget's end bounds it. */
   heartbeat(): void {
     if (this.status !== 'running' || !this.store.owned) return;
-    const at = this.iso();
+    const at = this.iso(this.closeMoment());
     this.store.update((s) => { s.clock.segments[s.clock.segments.length - 1].lastBeat = at; });
   }
 
@@ -182,7 +203,7 @@ export class SessionClock {
     } else if (last.endReason !== 'interrupted') {
       return false;
     }
-    if (opts.resume ?? true) {
+    if ((opts.resume ?? true) && !this.budgetUsedUp()) {
       this.openSegment();
       await this.events.append({ type: 'clock.resumed', workingMs: this.workingMs(), restored: true });
     }
@@ -192,7 +213,7 @@ export class SessionClock {
   /** Clean shutdown of the owner: closes a running segment now as `interrupted` (see {@link restore}). */
   async suspend(): Promise<void> {
     if (this.status !== 'running') return;
-    const at = this.iso();
+    const at = this.iso(this.closeMoment());
     this.store.update((s) => {
       const seg = s.clock.segments[s.clock.segments.length - 1];
       seg.end = at; seg.lastBeat = at; seg.endReason = 'interrupted';
@@ -203,7 +224,7 @@ export class SessionClock {
   /** Closes the clock for good (submit / give up); returns the final working time in ms. */
   stop(reason: 'submitted' | 'gave_up'): number {
     if (this.status === 'running') {
-      const at = this.iso();
+      const at = this.iso(this.closeMoment());
       this.store.update((s) => {
         const seg = s.clock.segments[s.clock.segments.length - 1];
         seg.end = at; seg.lastBeat = at; seg.endReason = reason;
@@ -212,12 +233,39 @@ export class SessionClock {
     return this.workingMs();
   }
 
-  /** Sets the budget (ms, or null for none); the warnings are re-armed. */
-  setBudget(budgetMs: number | null): void {
+  /**
+   * Sets the budget (ms, or null for none); the warnings are re-armed. `hard`: the budget is a
+   * limit (see `budgetHard` in state.ts): call {@link checkBudget} after it, which pauses a clock
+   * already past it. A hard budget can be changed (a campaign's gate moves it as the person's
+   * other sessions use their hours) but the time already worked stays counted.
+   */
+  setBudget(budgetMs: number | null, opts: { hard?: boolean } = {}): void {
     if (budgetMs !== null && !(Number.isInteger(budgetMs) && budgetMs > 0)) {
       throw new ExpBenchError('BAD_INPUT', `budget ${budgetMs}`, 'a time budget is a positive whole number of ms, or null');
     }
-    this.store.update((s) => { s.clock.budgetMs = budgetMs; s.clock.warned = {}; });
+    const same = this.store.state.clock.budgetMs === budgetMs;
+    this.store.update((s) => {
+      s.clock.budgetMs = budgetMs;
+      if (opts.hard && budgetMs !== null) s.clock.budgetHard = true; else delete s.clock.budgetHard;
+      if (!same) s.clock.warned = {};
+    });
+  }
+
+  /**
+   * A hard budget reached while the clock runs: closes the open segment at the budget's moment
+   * (never later: the time after it is not working time) as a pause with the reason
+   * `time budget used up`, and records `clock.paused`. Returns whether it paused the clock.
+   */
+  async stopAtBudget(): Promise<boolean> {
+    const ends = budgetEndsAt(this.store.state.clock);
+    if (ends === undefined || this.now < ends || !this.store.owned) return false;
+    const at = this.iso(ends);
+    this.store.update((s) => {
+      const seg = s.clock.segments[s.clock.segments.length - 1];
+      seg.end = at; seg.lastBeat = at; seg.endReason = 'paused'; seg.pauseReason = BUDGET_USED_UP;
+    });
+    await this.events.append({ type: 'clock.paused', workingMs: this.workingMs(), reason: BUDGET_USED_UP });
+    return true;
   }
 
   /**
@@ -227,6 +275,7 @@ export class SessionClock {
   async checkBudget(): Promise<BudgetLevel[]> {
     const { budgetMs, warned } = this.store.state.clock;
     if (!budgetMs || !this.store.owned) return [];
+    await this.stopAtBudget();
     const working = this.workingMs();
     const due: BudgetLevel[] = [];
     if (working >= 0.8 * budgetMs && !warned.at80) due.push(80);
@@ -251,10 +300,29 @@ export class SessionClock {
     return { dispose: () => clearInterval(timer) };
   }
 
+  /** Where an open segment closed now ends: now, or a hard budget's moment when that came first. */
+  private closeMoment(): number {
+    const ends = budgetEndsAt(this.store.state.clock);
+    return ends === undefined ? this.now : Math.min(this.now, ends);
+  }
+
   private openSegment(): void {
     const at = this.iso();
     const actor = this.actor_;
     this.store.update((s) => { s.clock.segments.push({ start: at, lastBeat: at, ...(actor === 'agent' ? { actor } : {}) }); });
+  }
+
+  /** Whether a hard budget is set and the working time has reached it. */
+  budgetUsedUp(): boolean {
+    const c = this.store.state.clock;
+    return Boolean(c.budgetHard && c.budgetMs && this.workingMs() >= c.budgetMs);
+  }
+
+  private assertBudgetLeft(action: string): void {
+    const c = this.store.state.clock;
+    if (this.budgetUsedUp() && c.budgetMs) {
+      throw new ExpBenchError('SESSION_INVALID', this.store.file, `cannot ${action} the clock: the time budget of ${formatWorking(c.budgetMs)} is used up`);
+    }
   }
 
   private assertOpen(action: string): void {

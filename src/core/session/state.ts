@@ -37,6 +37,12 @@ export type ClockSegment = z.infer<typeof ClockSegmentSchema>;
 export const ClockStateSchema = z.object({
   /** Working-time budget in ms; `null` = no budget. */
   budgetMs: z.number().int().positive().nullable(),
+  /**
+   * When true the budget is a limit, not a warning: working time never passes it (the open segment
+   * counts at most up to the budget, the clock is paused there and cannot resume). A campaign's
+   * `perPerson.hours` (docs/campaigns.md "Working-time budgets"); absent or false: warnings only.
+   */
+  budgetHard: z.boolean().optional(),
   segments: z.array(ClockSegmentSchema),
   /** When each budget warning was emitted (each is emitted once per session). */
   warned: z.object({ at80: Iso.optional(), at100: Iso.optional() }),

@@ -9,17 +9,20 @@ import { boardRows } from '../../core/runs/status';
 import { errorMessage } from '../../core/util/errors';
 import { RunsWebviewMessageSchema, type RunsBoardMessage, type RunsHostMessage } from '../../protocol/runs';
 import { webviewPage } from '../brief/page';
+import { campaignBoardPart, isCampaignView, type PersonAction } from './campaign';
 
 const logger = log('runs');
 
 /** `viewType` of the run-set board's webview panel. */
 export const RUNS_BOARD_VIEW_TYPE = 'expbench.runs.board';
 
-/** What the board asks of the window (the Run Sets feature gives it): open a unit's session, cancel, resume. */
+/** What the board asks of the window (the Run Sets feature gives it): open a unit's session, cancel, resume; a campaign's person's link. */
 export interface BoardActions {
   openUnit(dir: string, unit: string): Promise<unknown>;
   cancel(dir: string): Promise<unknown>;
   resume(dir: string): Promise<unknown>;
+  /** Copies, re-issues or revokes a person's link; resolves with what was done in words (undefined: the organiser said no). */
+  person(dir: string, action: PersonAction, person: string): Promise<string | undefined>;
 }
 
 /**
@@ -29,6 +32,9 @@ export interface BoardActions {
  * where the last read stopped (src/core/runs/state.ts `RunSetFollower`), and each new record folds
  * into the board (`applyRecord`), so a long run is never read again from the start. A row opens the
  * unit's session in the trajectory viewer; Cancel and Resume run `runs cancel` / `runs resume`.
+ * A campaign's board (its spec has `baseline`) has people as rows instead: each person's sessions
+ * read from their session folders on every read (the 2 s tick follows their clocks), with per-person
+ * Copy Link, Re-issue and Revoke (docs/campaigns.md).
  */
 export class RunSetBoard implements vscode.Disposable {
   readonly layout: RunSetLayout;
@@ -78,7 +84,11 @@ export class RunSetBoard implements vscode.Disposable {
         if (m.type === 'refresh') { this.follower = new RunSetFollower(this.layout.state); this.view = undefined; }
         await this.read();
       } else if (m.type === 'open') await this.actions.openUnit(this.layout.root, m.unit);
-      else {
+      else if (m.type === 'person') {
+        const done = await this.actions.person(this.layout.root, m.action, m.person);
+        if (done) await this.post({ type: 'done', message: done });
+        await this.read();
+      } else {
         await this.post({ type: 'busy', what: m.type });
         try {
           await (m.type === 'cancel' ? this.actions.cancel(this.layout.root) : this.actions.resume(this.layout.root));
@@ -119,6 +129,8 @@ export class RunSetBoard implements vscode.Disposable {
       orchestrator: orch ? { pid: orch.record.pid, command: orch.record.command, since: orch.record.since, alive: orch.alive ?? null }
         : v.orchestrator ? { pid: Number(v.orchestrator.owner.split('/')[1]) || 0, command: v.orchestrator.command, since: v.orchestrator.at, alive: false } : null,
       cancelled: v.cancelled, rows: boardRows(v, this.layout), invalidLines: this.follower.invalid.length, at: new Date().toISOString(),
+      // a campaign: people as rows, read from each session (docs/campaigns.md "The board")
+      ...(isCampaignView(v) ? { campaign: await campaignBoardPart(this.layout.root, v) } : {}),
     };
     if (this.panel) this.panel.title = `Run Set: ${v.name}`;
     this.posted = board;
@@ -133,7 +145,7 @@ export class RunSetBoard implements vscode.Disposable {
   /** Watches the run set's folder (the state file and orchestrator.json change there); a 2 s tick also re-reads (elapsed times move, watchers can miss). */
   private follow(): void {
     try {
-      this.watcher = fs.watch(this.layout.root, (_e, name) => { if (name === 'runset.jsonl' || name === 'orchestrator.json') void this.read(); });
+      this.watcher = fs.watch(this.layout.root, (_e, name) => { if (name === 'runset.jsonl' || name === 'orchestrator.json' || name === 'campaign.jsonl') void this.read(); });
       this.watcher.on('error', () => undefined);
     } catch (e) {
       logger.debug(`cannot watch ${this.layout.root}: ${errorMessage(e)}; polling only`);

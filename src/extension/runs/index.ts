@@ -10,6 +10,8 @@ import { errorMessage } from '../../core/util/errors';
 import type { CommandRegistrar, CommandSpec } from '../commands';
 import { runSetEnv, startInBackground } from './background';
 import { RunSetBoard } from './boardPanel';
+import { CAMPAIGN_KEY_SECRET, isCampaignView, personAction, type PersonAction } from './campaign';
+import { campaignKey, CAMPAIGN_KEY_ENV } from '../../core/campaigns';
 import { RunSetIndex, RunSetsTreeProvider } from './runSetsView';
 
 /** What the workbench hands the activation stage (the Run Sets view's data) and the tests. */
@@ -71,12 +73,32 @@ export function activateRunSets(context: vscode.ExtensionContext, register: Comm
     if (!u) throw new ExpBenchError('BAD_INPUT', unit, `no such unit in the run set ${dir}`);
     return vscode.commands.executeCommand('expbench.trajectory.open', { uri: new RunSetLayout(dir).session(u.dir) });
   };
+  const campaignOf = async (dir: string) => {
+    const read = await readRunSet(new RunSetLayout(dir).state);
+    const view = read ? foldRunSet(read.records) : undefined;
+    if (!view || !isCampaignView(view)) throw new ExpBenchError('BAD_INPUT', dir, 'not a campaign (its run set has no "baseline"): docs/campaigns.md');
+    return view;
+  };
+  const person = async (dir: string, action: PersonAction, who: string, o: { confirmed?: boolean } = {}) => {
+    const done = await personAction(context.secrets, dir, await campaignOf(dir), action, who, o);
+    index.refresh();
+    for (const b of boards.values()) if (b.layout.root === path.resolve(dir)) void b.read();
+    if (done) void vscode.window.showInformationMessage(`EXP-Bench: ${done}.`);
+    return done;
+  };
+  const personArgs = (a: unknown): { dir: string; person: string; confirmed?: boolean } => {
+    const x = a as { dir?: unknown; person?: unknown; confirmed?: unknown } | undefined;
+    // from the Run Sets view's menu the argument is the tree node ({kind: 'person', dir, person: {person}})
+    const who = typeof x?.person === 'string' ? x.person : (x?.person as { person?: unknown } | undefined)?.person;
+    if (typeof x?.dir !== 'string' || typeof who !== 'string') throw new ExpBenchError('BAD_INPUT', 'expbench.campaign', 'needs {dir, person}');
+    return { dir: path.resolve(x.dir), person: who, ...(x.confirmed === true ? { confirmed: true } : {}) };
+  };
   const showBoard = (dir: string): RunSetBoard => {
     const abs = path.resolve(dir);
     let b = boards.get(abs);
     if (!b) {
       b = new RunSetBoard(context.extensionUri, abs, {
-        openUnit, resume: (d) => resume(d),
+        openUnit, resume: (d) => resume(d), person: (d, action, who) => person(d, action, who),
         cancel: async (d) => { const r = await cancel(d); void vscode.window.showInformationMessage(`EXP-Bench: run set cancelled (${r.cancelled} unit(s)); Resume goes on with them.`); return r; },
       }, () => { boards.delete(abs); });
       boards.set(abs, b);
@@ -128,6 +150,25 @@ export function activateRunSets(context: vscode.ExtensionContext, register: Comm
       }),
     },
     { id: 'expbench.runs.refresh', execute: () => { index.refresh(); for (const b of boards.values()) void b.read(); } },
+    { id: 'expbench.campaign.copyLink', execute: guard(async (a?: unknown) => { const p = personArgs(a); return person(p.dir, 'copyLink', p.person); }) },
+    { id: 'expbench.campaign.reissueLink', execute: guard(async (a?: unknown) => { const p = personArgs(a); return person(p.dir, 'reissue', p.person, p); }) },
+    { id: 'expbench.campaign.revokeLink', execute: guard(async (a?: unknown) => { const p = personArgs(a); return person(p.dir, 'revoke', p.person, p); }) },
+    {
+      id: 'expbench.campaign.setKey',
+      execute: guard(async () => {
+        if (process.env[CAMPAIGN_KEY_ENV]) void vscode.window.showWarningMessage(`EXP-Bench: ${CAMPAIGN_KEY_ENV} is set in this window's environment: it is used before the stored key.`);
+        const k = await vscode.window.showInputBox({
+          title: 'Campaign link key', password: true, ignoreFocusOut: true,
+          prompt: 'The organiser\'s secret each person\'s link is derived from (the same as EXPBENCH_CAMPAIGN_KEY of `expbench runs links` and the server); kept in SecretStorage',
+          validateInput: (v) => { try { campaignKey({ [CAMPAIGN_KEY_ENV]: v }); return undefined; } catch { return 'at least 32 characters (e.g. `openssl rand -hex 32`)'; } },
+        });
+        if (!k) return false;
+        await context.secrets.store(CAMPAIGN_KEY_SECRET, k);
+        void vscode.window.showInformationMessage('EXP-Bench: campaign link key stored in SecretStorage.');
+        return true;
+      }),
+    },
+    { id: 'expbench.campaign.clearKey', execute: guard(async () => { await context.secrets.delete(CAMPAIGN_KEY_SECRET); return true; }) },
   ];
   const registered = register(commands);
   return {

@@ -2,6 +2,7 @@ import { RunsHostMessageSchema, type RunsBoardMessage, type RunsWebviewMessage }
 import { clock, flag, tokenCount, usd } from '../../../src/core/runs/format';
 import { plural } from '../../../src/core/util/plural';
 import { el } from '../dom';
+import { CAMPAIGN_COLUMNS, campaignCounts, campaignFilter, campaignTable } from './campaign';
 
 // The run-set board (src/extension/runs/boardPanel.ts): the run set's units by status, phase,
 // elapsed against the limit, tokens, cost, E/D/I/C and what each waits for; a row (click, Enter)
@@ -58,10 +59,46 @@ function statusCell(r: Row): HTMLElement {
   return el('td', { class: `status ${cls}`, title: r.status === 'failed' ? 'failed: the unit could not be done (see its log)' : why }, `${icon} ${r.status}`);
 }
 
+/** A campaign's board: people as rows (webview-ui/src/runs/campaign.ts); a session row opens the session. */
+function renderCampaign(b: RunsBoardMessage, c: NonNullable<RunsBoardMessage['campaign']>): void {
+  title.textContent = b.name;
+  who.textContent = 'campaign: people as rows; working time by the host\'s clock';
+  who.classList.remove('live');
+  cancelBtn.hidden = true; resumeBtn.hidden = true; statusSelect.hidden = true;
+  filterBox.placeholder = 'Filter: person, task, status';
+  counts.replaceChildren(...campaignCounts(c));
+  const n = c.rows.length;
+  const sub = c.rows.filter((r) => r.submitted).length;
+  const bars = progress.children as HTMLCollectionOf<HTMLElement>;
+  bars[0].style.width = `${n ? (100 * sub) / n : 0}%`; bars[1].style.width = '0%';
+  bars[2].style.width = `${n ? (100 * c.rows.filter((r) => r.status === 'working').length) / n : 0}%`;
+  progress.setAttribute('aria-valuemax', String(n));
+  progress.setAttribute('aria-valuenow', String(sub));
+  const rows = campaignFilter(c, ui.text);
+  const focused = (document.activeElement as HTMLElement | null)?.dataset?.session;
+  const body = campaignTable(c, rows, send);
+  const unitOf = new Map(b.rows.map((r) => [r.name, r.unit]));
+  for (const tr of body) {
+    const s = tr.dataset.session;
+    const unit = s ? unitOf.get(s) : undefined;
+    if (!unit) continue;
+    const open = () => send({ type: 'open', unit });
+    tr.addEventListener('click', open);
+    tr.addEventListener('keydown', (e) => { if (e.key === 'Enter') open(); });
+  }
+  table.classList.add('campaign');
+  table.replaceChildren(
+    el('thead', {}, el('tr', {}, ...CAMPAIGN_COLUMNS.map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, ...(body.length ? body : [el('tr', {}, el('td', { colspan: String(CAMPAIGN_COLUMNS.length), class: 'muted' }, n ? 'No session matches the filter.' : 'The campaign has no assignment.'))])),
+  );
+  if (focused) (table.querySelector(`tr[data-session="${CSS.escape(focused)}"]`) as HTMLElement | null)?.focus();
+}
+
 function render(): void {
   api.setState(ui);
   if (!board) return;
   const b = board;
+  if (b.campaign) { renderCampaign(b, b.campaign); return; }
   title.textContent = b.name;
   const o = b.orchestrator;
   const live = o?.alive === true;
@@ -108,7 +145,8 @@ window.addEventListener('message', (e: MessageEvent) => {
   if (!m.success) return;
   if (m.data.type === 'board') board = m.data;
   else if (m.data.type === 'busy') busy = m.data.what;
-  else message.textContent = m.data.message;
+  else if (m.data.type === 'done') { message.classList.add('info'); message.textContent = m.data.message; }
+  else { message.classList.remove('info'); message.textContent = m.data.message; }
   render();
 });
 send({ type: 'ready' });

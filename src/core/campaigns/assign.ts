@@ -1,0 +1,77 @@
+import { ExpBenchError } from '../errors';
+import { wildcard } from '../runs/wildcard';
+
+/** One assignment: a person's session of one task (a unit of the campaign's run set). */
+export interface Assignment { person: string; task: string }
+
+/** A task as assignment sees it: its id and its paper (`<conference>/<paperId>`). */
+export interface AssignableTask { id: string; paper: string }
+
+/**
+ * The tasks in round-robin order over their papers (papers in first-mention order, each paper's
+ * tasks in their order): the first task of every paper, then the second, …; so that consecutive
+ * tasks come from different papers while any paper has tasks left.
+ */
+export function interleaveByPaper(tasks: readonly AssignableTask[]): AssignableTask[] {
+  const byPaper = new Map<string, AssignableTask[]>();
+  for (const t of tasks) {
+    const l = byPaper.get(t.paper);
+    if (l) l.push(t); else byPaper.set(t.paper, [t]);
+  }
+  const lists = [...byPaper.values()];
+  const out: AssignableTask[] = [];
+  for (let round = 0; out.length < tasks.length; round++) for (const l of lists) if (round < l.length) out.push(l[round]);
+  return out;
+}
+
+/**
+ * The `balanced` assignment (docs/campaigns.md "Assignment"): with the tasks interleaved by paper
+ * ({@link interleaveByPaper}) as positions 0..m-1 and `k` tasks per person (`perPerson`, default
+ * every task), person i (in the spec's order) gets positions i·k … i·k+k-1, modulo m. So every
+ * person gets exactly k tasks, none twice; each task is given to ⌊n·k/m⌋ or ⌈n·k/m⌉ people; and a
+ * person's tasks are consecutive in the paper round-robin, so they come from k different papers
+ * when the papers have equal numbers of tasks and k is at most the number of papers. Deterministic:
+ * the same people and tasks give the same assignment.
+ * @throws ExpBenchError BAD_INPUT when `perPerson` is more than the tasks selected (a task at most once per person)
+ */
+export function balancedAssignment(people: readonly string[], tasks: readonly AssignableTask[], perPerson?: number): Assignment[] {
+  const m = tasks.length;
+  if (m === 0) return [];
+  const k = perPerson ?? m;
+  if (k > m) throw new ExpBenchError('BAD_INPUT', 'baseline.perPerson.tasks', `${k} tasks per person, but the spec selects ${m} task(s): nobody gets a task twice`);
+  const order = interleaveByPaper(tasks);
+  const out: Assignment[] = [];
+  people.forEach((person, i) => {
+    for (let j = 0; j < k; j++) out.push({ person, task: order[(i * k + j) % m].id });
+  });
+  return out;
+}
+
+/**
+ * The `fixed` assignment: each person's listed ids and globs (`*` = one segment) against the
+ * selected tasks, in the order listed, each task once per person.
+ * @throws ExpBenchError BAD_INPUT naming a selector that matches none of the spec's tasks, and a baseliner with no task
+ */
+export function fixedAssignment(people: readonly string[], tasks: readonly AssignableTask[], fixed: Readonly<Record<string, readonly string[]>>): Assignment[] {
+  const out: Assignment[] = [];
+  for (const person of people) {
+    const sels = Object.hasOwn(fixed, person) ? fixed[person] : [];
+    if (!sels.length) throw new ExpBenchError('BAD_INPUT', `baseline.fixed.${person}`, 'this baseliner has no task: list their tasks, or leave them out of "baseliners"');
+    const mine = new Set<string>();
+    for (const sel of sels) {
+      const segs = sel.split('/');
+      const hits = tasks.filter((t) => segs.length === 3 && t.id.split('/').every((p, i) => wildcard(segs[i], p)));
+      if (!hits.length) throw new ExpBenchError('BAD_INPUT', `baseline.fixed.${person}: ${sel}`, 'matches none of the spec\'s tasks');
+      for (const t of hits) if (!mine.has(t.id)) { mine.add(t.id); out.push({ person, task: t.id }); }
+    }
+  }
+  return out;
+}
+
+/** How an assignment differs from another, in words (`+ ana fixture2026/90001/3`, `- bo …`); [] when the same. */
+export function assignmentChanges(before: readonly Assignment[], after: readonly Assignment[]): string[] {
+  const key = (a: Assignment) => `${a.person} ${a.task}`;
+  const b = new Set(before.map(key));
+  const a = new Set(after.map(key));
+  return [...after.filter((x) => !b.has(key(x))).map((x) => `+ ${key(x)}`), ...before.filter((x) => !a.has(key(x))).map((x) => `- ${key(x)}`)];
+}
