@@ -248,8 +248,10 @@ export class Workbench {
         return;
       } catch (e) {
         last = e;
-        if (await item.isVisible().catch(() => false)) await this.page.keyboard.press('Escape').catch(() => undefined);
-        await item.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+        // any menu still open (also one without the entry, opened on another row) blocks the next right-click
+        const menu = this.page.locator('.context-view .monaco-menu').first();
+        if (await menu.isVisible().catch(() => false)) await this.page.keyboard.press('Escape').catch(() => undefined);
+        await menu.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
       }
     }
     throw new Error(`context menu entry ${String(entry)} not clicked within ${this.timeoutMs} ms: ${last instanceof Error ? last.message.split('\n')[0] : String(last)}`);
