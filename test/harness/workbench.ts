@@ -249,7 +249,7 @@ export class Workbench {
       } catch (e) {
         last = e;
         // any menu still open (also one without the entry, opened on another row) blocks the next right-click
-        const menu = this.page.locator('.context-view .monaco-menu').first();
+        const menu = this.page.locator('.monaco-menu').first();
         if (await menu.isVisible().catch(() => false)) await this.page.keyboard.press('Escape').catch(() => undefined);
         await menu.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
       }
