@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { z } from 'zod';
 import { ExpBenchError } from '../errors';
-import { LimitsSpec, SPEC_VERSION, type RunSetSpec } from '../runs/spec';
+import { COMMON_SPEC_FIELDS, type RunSetSpec } from '../runs/spec';
 import { errorMessage } from '../util/errors';
 
 /** Largest campaign spec read, bytes. */
@@ -38,22 +38,12 @@ export const BaselineSpec = z.strictObject({
 });
 export type BaselineSpec = z.infer<typeof BaselineSpec>;
 
-const TaskSelector = z.union([z.string().min(1), z.strictObject({ file: z.string().min(1) })]);
-
 /**
  * A campaign spec (version 1 of the run-set spec, with `baseline` in place of `agents`/`import`):
  * the same `name`, `datasets`, `tasks`, `source`, `image`, `verify`, `judge`, `limits` as a run set.
  */
 export const CampaignSpecSchema = z.strictObject({
-  version: z.literal(SPEC_VERSION),
-  name: z.string().min(1).max(200),
-  datasets: z.array(z.string().min(1)).optional(),
-  tasks: z.array(TaskSelector).min(1),
-  source: z.string().min(1).optional(),
-  image: z.string().min(1).optional(),
-  verify: z.boolean().optional(),
-  judge: z.boolean().optional(),
-  limits: LimitsSpec.optional(),
+  ...COMMON_SPEC_FIELDS,
   baseline: BaselineSpec,
 }).superRefine((s, ctx) => {
   const ids = s.baseline.baseliners.map((b) => b.id);

@@ -58,10 +58,14 @@ export const RetrySpec = z.strictObject({
   requeues: z.number().int().nonnegative().max(100).optional(),
 });
 
-const TaskSelector = z.union([z.string().min(1), z.strictObject({ file: z.string().min(1) })]);
+/** A task id or glob, or a split file. */
+export const TaskSelector = z.union([z.string().min(1), z.strictObject({ file: z.string().min(1) })]);
 
-/** The run-set spec, version 1 (docs/runs.md). */
-export const RunSetSpecSchema = z.strictObject({
+/**
+ * The fields every spec of version 1 has, a run set's and a campaign's (src/core/campaigns/spec.ts):
+ * `version`, `name`, `datasets`, `tasks`, `source`, `image`, `verify`, `judge`, `limits`.
+ */
+export const COMMON_SPEC_FIELDS = {
   version: z.literal(SPEC_VERSION),
   name: z.string().min(1).max(200),
   datasets: z.array(z.string().min(1)).optional(),
@@ -69,16 +73,21 @@ export const RunSetSpecSchema = z.strictObject({
   tasks: z.array(TaskSelector).min(1),
   source: z.string().min(1).optional(),
   image: z.string().min(1).optional(),
+  verify: z.boolean().optional(),
+  judge: z.boolean().optional(),
+  limits: LimitsSpec.optional(),
+};
+
+/** The run-set spec, version 1 (docs/runs.md). */
+export const RunSetSpecSchema = z.strictObject({
+  ...COMMON_SPEC_FIELDS,
   agent: AgentActorSpec.optional(),
   agents: z.array(AgentActorSpec).min(1).optional(),
   import: ImportSpec.optional(),
-  verify: z.boolean().optional(),
-  judge: z.boolean().optional(),
   /** A run a limit stopped is submitted as it stands (default true), so the table counts it as a run. */
   submitOnStop: z.boolean().optional(),
   attempts: positiveInt.max(100).optional(),
   concurrency: positiveInt.max(1024).optional(),
-  limits: LimitsSpec.optional(),
   retries: RetrySpec.optional(),
   placement: PlacementSpecSchema.optional(),
 }).superRefine((s, ctx) => {
