@@ -61,7 +61,9 @@ export async function run(): Promise<unknown> {
   for (const r of rows) console.log(`| ${r.record} | ${r.task} | ${r.D ?? '–'} | ${r.designScore} | ${r.I ?? '–'} | ${r.setupScore} | ${r.counts} |`);
   const scored = rows.filter((r) => r.D !== null);
   const mae = (a: (r: Row) => number | null, b: (r: Row) => number) => scored.length ? scored.reduce((s, r) => s + Math.abs(a(r)! - b(r)), 0) / scored.length : NaN;
-  console.log(`prejudge: mean |D − design_score| = ${mae((r) => r.D, (r) => r.designScore).toFixed(1)} points, mean |I − setup_score| = ${mae((r) => r.I, (r) => r.setupScore).toFixed(1)} points over ${scored.length} records`);
+  console.log(scored.length
+    ? `prejudge: mean |D − design_score| = ${mae((r) => r.D, (r) => r.designScore).toFixed(1)} points, mean |I − setup_score| = ${mae((r) => r.I, (r) => r.setupScore).toFixed(1)} points over ${scored.length} records`
+    : 'prejudge: no record could be judged (each names why above), so no agreement with the harness judge is measured');
 
   const s = await scoreLabels(await readLabels());
   const f = (c: Confusion) => `n=${c.n} P=${precision(c).toFixed(2)} R=${recall(c).toFixed(2)} (tp ${c.tp}, fp ${c.fp}, fn ${c.fn}, tn ${c.tn}; unavailable ${c.unavailable})`;
@@ -69,7 +71,9 @@ export async function run(): Promise<unknown> {
   console.log(`prejudge labels, requirement pairs (met): tuning ${f(s.requirements.train)}; held out ${f(s.requirements.heldOut)}`);
   console.log(`prejudge labels, requirement pairs (met or partial): tuning ${f(s.requirements.trainLenient)}; held out ${f(s.requirements.heldOutLenient)}`);
   const med = (xs: number[]) => xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN;
-  console.log(`prejudge: heuristic judgement ${med(judgeMs).toFixed(1)} ms per record (median of ${judgeMs.length}), baseline patch parse ${med(parseMs).toFixed(2)} ms, ratio ${(med(judgeMs) / med(parseMs)).toFixed(0)}x`);
+  console.log(judgeMs.length
+    ? `prejudge: heuristic judgement ${med(judgeMs).toFixed(1)} ms per record (median of ${judgeMs.length}), baseline patch parse ${med(parseMs).toFixed(2)} ms, ratio ${(med(judgeMs) / med(parseMs)).toFixed(0)}x`
+    : 'prejudge: no record was judged, so no time per record is measured');
   return { rows, labels: { design: { train: s.design.train, heldOut: s.design.heldOut }, requirements: { train: s.requirements.train, heldOut: s.requirements.heldOut, trainLenient: s.requirements.trainLenient, heldOutLenient: s.requirements.heldOutLenient } }, judgeMs: med(judgeMs), parseMs: med(parseMs) };
 }
 
