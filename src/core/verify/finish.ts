@@ -155,7 +155,11 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
   removal ??= removeWithRetry(ctx.docker, container.id);
   try {
     const endedAt = new Date();
-    const scriptStart = clock.scriptStart();
+    // A script shorter than the clock's 100 ms poll ends before its `start` marker is seen: the
+    // marker is read once more here, so that its duration is its own, not the container's. The
+    // script can touch the marker too: a time outside the run (before its record, after now) is not taken.
+    const scriptStart = clock.scriptStart() ?? await regularFileStat(path.join(ctx.paths.out, SCRIPT_STARTED))
+      .then((st) => st && st.mtimeMs >= Date.parse(record.startedAt) - 1000 && st.mtimeMs <= endedAt.getTime() ? st.mtimeMs : undefined);
     // What the output folder and the logs hold, read at once (each of these used to wait for the one before).
     const [scriptEnd, collected, setupFailed] = await Promise.all([
       // The script's own time when both markers are there; else from the container's start to now.
@@ -170,7 +174,8 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     changed = collected;
     // The output folder goes while the claims are checked and the record written (awaited before returning).
     cleanup = fsp.rm(ctx.paths.out, { recursive: true, force: true }).catch(() => undefined);
-    const durationMs = Math.max(0, (scriptEnd ?? endedAt.getTime()) - (scriptStart ?? Date.parse(record.startedAt)));
+    // The `end` marker is the script's to touch as well: never later than the run's own end.
+    const durationMs = Math.max(0, Math.min(scriptEnd ?? endedAt.getTime(), endedAt.getTime()) - (scriptStart ?? Date.parse(record.startedAt)));
     // The in-container backstop (coreutils `timeout`) exits 124, or 137 after its SIGKILL.
     const backstop = !killedBy && exitCode !== null && [124, 137].includes(exitCode) && durationMs >= record.limits.timeoutMs;
     const timedOut = killedBy === 'timeout' || backstop;
@@ -313,7 +318,8 @@ function limitClock(ctx: RunContext, kill: (why: 'timeout' | 'setup' | 'after') 
     const check = () => {
       void regularFileStat(marker).then((st) => {
         if (stopped) return;
-        if (st) armScript(st.mtimeMs);
+        // The script can touch the marker to another time: one outside the run counts as now.
+        if (st) armScript(st.mtimeMs >= Date.parse(record.startedAt) - 1000 && st.mtimeMs <= Date.now() ? st.mtimeMs : Date.now());
         else poll = setTimeout(check, 100);
       });
     };
