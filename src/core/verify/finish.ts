@@ -159,7 +159,7 @@ export async function watchToEnd(ctx: RunContext): Promise<VerificationRecord> {
     // marker is read once more here, so that its duration is its own, not the container's. The
     // script can touch the marker too: a time outside the run (before its record, after now) is not taken.
     const scriptStart = clock.scriptStart() ?? await regularFileStat(path.join(ctx.paths.out, SCRIPT_STARTED))
-      .then((st) => st && st.mtimeMs >= Date.parse(record.startedAt) - 1000 && st.mtimeMs <= endedAt.getTime() ? st.mtimeMs : undefined);
+      .then((st) => st && withinRun(record, st.mtimeMs, endedAt.getTime()) ? st.mtimeMs : undefined);
     // What the output folder and the logs hold, read at once (each of these used to wait for the one before).
     const [scriptEnd, collected, setupFailed] = await Promise.all([
       // The script's own time when both markers are there; else from the container's start to now.
@@ -280,6 +280,15 @@ function longTimeout(fn: () => void, ms: number): () => void {
 }
 
 /**
+ * Whether a marker's time (ms since the epoch) can be the wrapper's: from the record's start (less
+ * 1 s for the file system's time granularity) to `now`. The markers' folder is the script's to
+ * write too, so a time outside the run is the script's, not the wrapper's.
+ */
+function withinRun(record: VerificationRecord, ms: number, now: number): boolean {
+  return ms >= Date.parse(record.startedAt) - 1000 && ms <= now;
+}
+
+/**
  * The run's limits: until the script starts (the wrapper's `start` marker appears in the output
  * folder, polled every 100 ms; or the record's `scriptStartedAt`), the setup limit from
  * `startedAt`; from then, the script's limit from the marker's time. At that deadline, a script
@@ -319,7 +328,7 @@ function limitClock(ctx: RunContext, kill: (why: 'timeout' | 'setup' | 'after') 
       void regularFileStat(marker).then((st) => {
         if (stopped) return;
         // The script can touch the marker to another time: one outside the run counts as now.
-        if (st) armScript(st.mtimeMs >= Date.parse(record.startedAt) - 1000 && st.mtimeMs <= Date.now() ? st.mtimeMs : Date.now());
+        if (st) armScript(withinRun(record, st.mtimeMs, Date.now()) ? st.mtimeMs : Date.now());
         else poll = setTimeout(check, 100);
       });
     };
