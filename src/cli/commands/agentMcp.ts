@@ -7,6 +7,7 @@ import { BoundedStdioTransport } from '../../core/mcp/stdio';
 import { openMcpSession, tokenFile } from '../../core/mcp/session';
 import { toolVersion } from '../../core/paths';
 import { errorMessage } from '../../core/util/errors';
+import { onStopSignals } from '../signals';
 import { endpointFromEnv as judgeEndpointFromEnv } from './judge';
 
 interface McpCliOptions { http?: string; verify: boolean; judge: boolean; network?: boolean; takeOver?: boolean; prices?: string }
@@ -30,18 +31,18 @@ export function registerMcp(agent: Command): void {
     .description('serve the session\'s task tools and brief to an outside agent (Claude Code, Codex CLI, a VS Code chat agent) over MCP')
     .action(async (dir: string, opts: McpCliOptions) => {
       const address = opts.http === undefined ? undefined : parseLoopbackAddress(opts.http);
+      let stop!: () => void;
+      const stopped = new Promise<void>((resolve) => { stop = resolve; });
+      // Ctrl-C, SIGTERM and SIGHUP (the terminal of an HTTP server closed) end it cleanly. Kept until
+      // the end: a client that sends SIGTERM while the session closes (the SDK's stdio client does,
+      // 2 s after closing stdin) must not cut the clean-up short.
+      // Installed before the session opens, so a signal during the opening is not node's default.
+      const signals = onStopSignals(() => stop());
       const s = await openMcpSession({
         sessionDir: dir, verify: opts.verify, judge: opts.judge, network: opts.network, takeOver: opts.takeOver,
         judgeEndpoint: opts.judge ? judgeEndpointFromEnv() : undefined, prices: opts.prices ? await readPriceTable(opts.prices) : undefined,
-      });
+      }).catch((e: unknown) => { signals.dispose(); throw e; });
       const version = toolVersion();
-      let stop!: () => void;
-      const stopped = new Promise<void>((resolve) => { stop = resolve; });
-      const onSignal = () => stop();
-      // Kept until the end: a client that sends SIGTERM while the session closes (the SDK's stdio
-      // client does, 2 s after closing stdin) must not cut the clean-up short.
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
       s.handle.onDidLose((by) => {
         process.stderr.write(`expbench: ${by.client} (pid ${by.pid}) took the session over; the MCP server stops\n`);
         stop();
@@ -70,8 +71,7 @@ export function registerMcp(agent: Command): void {
         await closeTransport().catch((e: unknown) => process.stderr.write(`expbench: closing the MCP server: ${errorMessage(e)}\n`));
         if (address) await fsp.rm(file, { force: true });
         await s.close();
-        process.removeListener('SIGINT', onSignal);
-        process.removeListener('SIGTERM', onSignal);
+        signals.dispose();
       }
     });
 }

@@ -2,8 +2,7 @@ import * as path from 'node:path';
 import { Command } from 'commander';
 import { startProctoredBaseline } from '../../core/flows/proctoredBaseline';
 import { requireTask } from '../datasets';
-import { holdClosedOutput } from '../output';
-import { STOP_SIGNALS } from '../signals';
+import { serveUntilStopped } from '../signals';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 
@@ -30,32 +29,31 @@ export function register(program: Command): void {
     .description('serve a proctored window for a task; prints its URL with the session token')
     .action(async (id: string, opts) => {
       const { task } = await requireTask(id, opts);
-      const ac = new AbortController();
-      const served = await startProctoredBaseline({
-        task, sessionDir: path.resolve(opts.out), source: opts.source, commit: opts.commit, cacheDir: opts.cache,
-        bind: opts.bind, solverExtension: opts.solverExtension, aiAllowed: opts.allowAi === true, signal: ac.signal,
-        onProgress: (m) => process.stderr.write(`${m}\n`),
-        onSubmitted: (r) => {
-          const step = (name: string, o?: { ok: boolean; summary?: string; error?: string }) => (o ? `${name} ${o.ok ? 'ok' : 'failed'}${o.summary ? `: ${o.summary}` : ''}${o.error ? `: ${o.error}` : ''}` : `${name} not run`);
-          process.stderr.write(`submitted (host side): ${step('verify', r.verify)}; ${step('judge', r.judge)}; results in ${path.resolve(opts.out, 'private')}\n`);
-        },
-      });
-      process.stderr.write(`proctored window for ${task.id} (container ${served.container.name}); open this link once in the baseliner's browser:\n`);
-      console.log(served.url);
-      await new Promise<void>((resolve) => {
-        // A second Ctrl-C while stopping is answered, not left to kill node with the container running.
-        let stopping = false;
-        // A closed terminal (SIGHUP) stops it too: node's default ended the process at once and left
-        // the container running with whatever the baseliner had started in it, watched by no one.
-        const stop = (sig: NodeJS.Signals) => {
-          if (sig === 'SIGHUP') holdClosedOutput();
-          if (stopping) { process.stderr.write('expbench: still stopping the work container (files are kept)…\n'); return; }
-          stopping = true;
-          process.stderr.write('expbench: stopping the proctored window…\n');
-          resolve();
-        };
-        for (const sig of STOP_SIGNALS) process.on(sig, stop);
-      });
-      await served.dispose();
+      // Ctrl-C, SIGTERM or a closed terminal (SIGHUP) stop it cleanly from here on, during the
+      // start-up too: node's default ended the process at once and left the container running with
+      // whatever the baseliner had started in it, watched by no one.
+      const stop = serveUntilStopped('stopping the proctored window…', 'still stopping the work container (files are kept)…');
+      try {
+        const served = await startProctoredBaseline({
+          task, sessionDir: path.resolve(opts.out), source: opts.source, commit: opts.commit, cacheDir: opts.cache,
+          bind: opts.bind, solverExtension: opts.solverExtension, aiAllowed: opts.allowAi === true, signal: stop.signal,
+          onProgress: (m) => process.stderr.write(`${m}\n`),
+          onSubmitted: (r) => {
+            const step = (name: string, o?: { ok: boolean; summary?: string; error?: string }) => (o ? `${name} ${o.ok ? 'ok' : 'failed'}${o.summary ? `: ${o.summary}` : ''}${o.error ? `: ${o.error}` : ''}` : `${name} not run`);
+            process.stderr.write(`submitted (host side): ${step('verify', r.verify)}; ${step('judge', r.judge)}; results in ${path.resolve(opts.out, 'private')}\n`);
+          },
+        });
+        if (stop.signal.aborted) {
+          process.stderr.write('expbench: stopped during the start-up: the window was not served\n');
+          process.exitCode = 1;
+        } else {
+          process.stderr.write(`proctored window for ${task.id} (container ${served.container.name}); open this link once in the baseliner's browser:\n`);
+          console.log(served.url);
+          await stop.stopped;
+        }
+        await served.dispose();
+      } finally {
+        stop.dispose();
+      }
     });
 }

@@ -12,6 +12,7 @@ import { readRunSet } from '../../core/runs/state';
 import { formatWorking } from '../../core/session/clock';
 import { errorMessage } from '../../core/util/errors';
 import { printJson } from '../output';
+import { serveUntilStopped } from '../signals';
 
 /**
  * `expbench campaign create SPEC --out DIR` (docs/campaigns.md): plans a baseline campaign and
@@ -45,36 +46,40 @@ export function register(program: Command): void {
       const port = wholeNumber(opts.port, '--port', 0);
       const idle = Number(opts.idleMinutes);
       if (!Number.isFinite(idle) || idle <= 0) throw new ExpBenchError('BAD_INPUT', `--idle-minutes ${opts.idleMinutes}`, 'expected a number of minutes > 0');
-      const sessions = await CampaignSessions.create({
-        dir, view, ...(opts.capacity !== undefined ? { capacity: wholeNumber(opts.capacity, '--capacity', 1) } : {}), idleMs: Math.round(idle * 60_000),
-        ...(opts.cache ? { cacheDir: path.resolve(opts.cache) } : {}),
-        onProgress: (s, m) => process.stderr.write(`${s}: ${m}\n`),
-        onSubmitted: (s, r) => process.stderr.write(`${s}: submitted (host side): verify ${r.verify ? (r.verify.ok ? 'ok' : 'failed') : 'not run'}; judge ${r.judge ? (r.judge.ok ? 'ok' : 'failed') : 'not run'}\n`),
-      });
-      let front: Awaited<ReturnType<typeof startCampaignFront>>;
+      // Ctrl-C, SIGTERM or a closed terminal (SIGHUP) stop it cleanly from here on: node's default
+      // for SIGHUP ended the process at once and left every person's proctored container running.
+      const stop = serveUntilStopped('stopping the campaign: closing the front door and stopping the containers (kept, with the work)…',
+        'still stopping the work containers (work is kept)…');
       try {
-        front = await startCampaignFront({ dir, key, host: opts.bind, port, gate: sessions.gate });
-      } catch (e) {
-        await sessions.close();
-        throw new ExpBenchError('BAD_INPUT', `${opts.bind}:${port}`, `cannot listen: ${errorMessage(e)}`, { cause: e });
+        await serveCampaign(dir, opts, key, view, port, idle, stop.stopped);
+      } finally {
+        stop.dispose();
       }
-      process.stderr.write(`campaign ${view.name} (${view.id}) served on ${front.origin}: ${personUnits(view).length} session(s), ${sessions.capacity} container(s) at once, idle stop after ${idle} min\n`);
-      process.stderr.write(`each person's link: EXPBENCH_CAMPAIGN_KEY=… expbench runs links ${dir} --base ${front.origin}\n`);
-      await new Promise<void>((resolve) => {
-        let stopping = false;
-        const stop = () => {
-          if (stopping) { process.stderr.write('expbench: still stopping the work containers (work is kept)…\n'); return; }
-          stopping = true;
-          process.stderr.write('expbench: stopping the campaign: closing the front door and stopping the containers (kept, with the work)…\n');
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-      await front.close();
-      await sessions.close();
-      process.stderr.write('expbench: stopped\n');
     });
+}
+
+/** Serves the campaign until `stopped` resolves, then closes the front door and stops the sessions' containers (kept). */
+async function serveCampaign(dir: string, opts: { bind: string; capacity?: string; cache?: string }, key: string, view: RunSetView, port: number, idle: number,
+  stopped: Promise<unknown>): Promise<void> {
+  const sessions = await CampaignSessions.create({
+    dir, view, ...(opts.capacity !== undefined ? { capacity: wholeNumber(opts.capacity, '--capacity', 1) } : {}), idleMs: Math.round(idle * 60_000),
+    ...(opts.cache ? { cacheDir: path.resolve(opts.cache) } : {}),
+    onProgress: (s, m) => process.stderr.write(`${s}: ${m}\n`),
+    onSubmitted: (s, r) => process.stderr.write(`${s}: submitted (host side): verify ${r.verify ? (r.verify.ok ? 'ok' : 'failed') : 'not run'}; judge ${r.judge ? (r.judge.ok ? 'ok' : 'failed') : 'not run'}\n`),
+  });
+  let front: Awaited<ReturnType<typeof startCampaignFront>>;
+  try {
+    front = await startCampaignFront({ dir, key, host: opts.bind, port, gate: sessions.gate });
+  } catch (e) {
+    await sessions.close();
+    throw new ExpBenchError('BAD_INPUT', `${opts.bind}:${port}`, `cannot listen: ${errorMessage(e)}`, { cause: e });
+  }
+  process.stderr.write(`campaign ${view.name} (${view.id}) served on ${front.origin}: ${personUnits(view).length} session(s), ${sessions.capacity} container(s) at once, idle stop after ${idle} min\n`);
+  process.stderr.write(`each person's link: EXPBENCH_CAMPAIGN_KEY=… expbench runs links ${dir} --base ${front.origin}\n`);
+  await stopped;
+  await front.close();
+  await sessions.close();
+  process.stderr.write('expbench: stopped\n');
 }
 
 function wholeNumber(v: string, name: string, min: number): number {

@@ -9,6 +9,7 @@ import { readRunSet } from '../../core/runs/state';
 import { foldRunSet } from '../../core/runs/fold';
 import { plural } from '../../core/util/plural';
 import { printJson } from '../output';
+import { onStopSignals } from '../signals';
 import { boardHeader, formatBoard, TerminalBoard } from '../runsBoard';
 import { campaignStatus, isCampaign, registerCampaignRuns } from './campaign';
 
@@ -83,13 +84,12 @@ export function register(program: Command): void {
       // The unit's log is its process's output: every log line goes there, with the time.
       setLogSink((level, component, msg) => process.stderr.write(`${new Date().toISOString()} [${level}] ${component}: ${msg}\n`));
       const ac = new AbortController();
-      const stop = (sig: string) => {
+      // SIGTERM (Slurm's scancel, a placement's stop), Ctrl-C and SIGHUP (its terminal closed) stop the unit cleanly
+      onStopSignals((sig) => {
         if (ac.signal.aborted) { process.stderr.write(`expbench: ${sig} again: leaving now\n`); writeOwnExitRecord(130); process.exit(130); }
         process.stderr.write(`expbench: ${sig}: stopping the unit cleanly\n`);
         ac.abort();
-      };
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      process.on('SIGINT', () => stop('SIGINT'));
+      });
       const r = await execUnit({ dir, unit: opts.unit, try: opts.try, signal: ac.signal, onLine: (t) => process.stderr.write(`${new Date().toISOString()} ${t}\n`) });
       console.log(`${r.unit.slice(0, 12)} try ${r.try}: ${r.status}: ${r.message}`);
       const code = exitCodeOf(r.status);
@@ -102,20 +102,18 @@ async function run(dir: string, command: 'start' | 'resume', json?: boolean): Pr
   const layout = new RunSetLayout(dir);
   const board = new TerminalBoard(layout);
   const ac = new AbortController();
-  const onSigint = () => {
+  const onStop = () => {
     if (ac.signal.aborted) { process.stderr.write('\nexpbench: leaving the units to `runs resume` (it reaps them)\n'); process.exit(130); }
     process.stderr.write('\nexpbench: stopping the units cleanly (Ctrl-C again to leave now); `runs resume` goes on with them\n');
     ac.abort();
   };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+  const signals = onStopSignals(onStop);
   let r: OrchestrateResult;
   try {
     r = await orchestrate({ dir, command, signal: ac.signal, onRecord: (rec, view) => board.update(rec, view) });
   } finally {
     board.close();
-    process.removeListener('SIGINT', onSigint);
-    process.removeListener('SIGTERM', onSigint);
+    signals.dispose();
   }
   if (json) printJson({ dir: layout.root, id: r.view.id, counts: r.view.counts, exitCode: r.exitCode, report: layout.report });
   else console.log(r.report);
