@@ -45,10 +45,7 @@ describe('gaps in the editor (end to end)', function () {
     assert.ok(fs.existsSync(verify) || /Judged without a fresh E/.test(text), `neither a verification record nor a note about E: ${text}`);
 
     console.log(`      toast: ${text}`);
-    await wb.page.keyboard.press('Control+Shift+M');
-    const panel = wb.page.locator('.part.panel .markers-panel');
-    await panel.waitFor({ state: 'visible', timeout: wb.timeoutMs });
-    await wb.runCommand('View: Toggle Maximized Panel'); // room for every row (the list is virtualised)
+    const panel = await wb.problemsPanel({ maximized: true });
     for (const t of ['Requirement 1 unmet', 'Requirement 5 unmet', 'Requirement 6 unmet']) {
       await wb.waitForText(new RegExp(t), panel);
     }
@@ -58,7 +55,7 @@ describe('gaps in the editor (end to end)', function () {
     assert.match(all, /Requirements/);
     assert.match(all, /EXP-Bench \(heuristic\)/);
     assert.ok(fs.statSync(await wb.screenshot('gaps-problems')).size > 10_000);
-    await wb.runCommand('View: Toggle Maximized Panel');
+    await wb.maximizePanel(false);
   });
 
   it('shows a CodeLens over the matched lines, and one per requirement on separate lines of the Requirements document', async () => {

@@ -29,6 +29,18 @@ describe('gaps of a submitted partial session in the Problems panel (end to end)
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
+  // First: the window is the one before() opened on the judged session (the next case opens another).
+  it('the window opened on the judged session lists its unmet requirements in the Problems panel, with no judge run', async () => {
+    const wb = getWorkbench();
+    await wb.webviewFrame(`Brief ${SAMPLE_TASK_ID}`); // the window's session opened
+    const panel = await wb.problemsPanel({ maximized: true });
+    for (const t of ['Requirement 1 unmet', 'Requirement 5 unmet', 'Requirement 6 unmet']) await wb.waitForText(new RegExp(t), panel);
+    const all = (await panel.innerText()).replace(/\s+/g, ' ');
+    assert.match(all, /EXP-Bench \(heuristic\)/);
+    await wb.screenshot('gaps-reopen-problems');
+    await wb.maximizePanel(false);
+  });
+
   it('a partial solution submitted from the stepper: once judged, its unmet requirements are in the Problems panel', async () => {
     const wb = getWorkbench();
     const p = await makePartialSampleSession(path.join(tmp, 'submit'), path.join(tmp, 'cache'));
@@ -40,27 +52,10 @@ describe('gaps of a submitted partial session in the Problems panel (end to end)
     await frame.locator('button.submit').click();
     await wb.confirmDialog(/^Submit( anyway)?$/);
     await wb.page.locator('.notifications-toasts .notification-toast').filter({ hasText: /EXP-Bench: submitted/ }).first().waitFor({ state: 'visible', timeout: 200_000 });
-    const panel = wb.page.locator('.part.panel .markers-panel');
-    if (!(await panel.isVisible())) await wb.page.keyboard.press('Control+Shift+M'); // the key toggles: only when the panel is not shown already
-    await panel.waitFor({ state: 'visible', timeout: wb.timeoutMs });
-    await wb.runCommand('View: Toggle Maximized Panel');
+    const panel = await wb.problemsPanel({ maximized: true });
     for (const t of ['Requirement 1 unmet', 'Requirement 6 unmet']) await wb.waitForText(new RegExp(t), panel);
     assert.match((await panel.innerText()).replace(/\s+/g, ' '), /EXP-Bench \(heuristic\)/);
     await wb.screenshot('gaps-submit-problems');
-    await wb.runCommand('View: Toggle Maximized Panel');
-  });
-
-  it('the window opened on the judged session lists its unmet requirements in the Problems panel, with no judge run', async () => {
-    const wb = getWorkbench();
-    await wb.webviewFrame(`Brief ${SAMPLE_TASK_ID}`); // the window's session opened
-    const panel = wb.page.locator('.part.panel .markers-panel');
-    if (!(await panel.isVisible())) await wb.page.keyboard.press('Control+Shift+M'); // the key toggles: only when the panel is not shown already
-    await panel.waitFor({ state: 'visible', timeout: wb.timeoutMs });
-    await wb.runCommand('View: Toggle Maximized Panel'); // room for every row (the list is virtualised)
-    for (const t of ['Requirement 1 unmet', 'Requirement 5 unmet', 'Requirement 6 unmet']) await wb.waitForText(new RegExp(t), panel);
-    const all = (await panel.innerText()).replace(/\s+/g, ' ');
-    assert.match(all, /EXP-Bench \(heuristic\)/);
-    await wb.screenshot('gaps-reopen-problems');
-    await wb.runCommand('View: Toggle Maximized Panel');
+    await wb.maximizePanel(false);
   });
 });

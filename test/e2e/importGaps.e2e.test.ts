@@ -51,9 +51,7 @@ describe('gaps of an imported agent run in the editor (end to end)', function ()
   it('shows the imported session\'s gaps in the Problems panel beside its brief, as for a human', async () => {
     const wb = getWorkbench();
     await wb.webviewFrame(`Brief ${TASK_ID}`);
-    await wb.page.keyboard.press('Control+Shift+M');
-    const panel = wb.page.locator('.part.panel .markers-panel');
-    await panel.waitFor({ state: 'visible', timeout: wb.timeoutMs });
+    const panel = await wb.problemsPanel();
     await wb.waitForText(/Requirement \d+ unmet/, panel);
     const all = (await panel.innerText()).replace(/\s+/g, ' ');
     assert.match(all, /EXP-Bench \(heuristic\)/);

@@ -73,7 +73,6 @@ async function main(): Promise<number> {
       ui: 'bdd',
       ...(process.env.EXPBENCH_E2E_GREP ? { grep: process.env.EXPBENCH_E2E_GREP } : {}),
       timeout: Number(process.env.EXPBENCH_E2E_TIMEOUT_MS ?? 120_000),
-      ...(process.env.EXPBENCH_E2E_GREP ? { grep: process.env.EXPBENCH_E2E_GREP } : {}),
       reporter: SummaryReporter as unknown as string,
       reporterOptions: { summary: summaryFile('e2e'), tier: 'e2e' },
       rootHooks: {

@@ -284,6 +284,29 @@ export class Workbench {
     return loc;
   }
 
+  /**
+   * Shows the Problems panel and returns it; with `maximized`, the panel fills the editor area
+   * (room for every row: its list is virtualised, rows out of view are not in the DOM). Reads the
+   * window's state first (the panel shown; the editor part hidden when maximized) rather than
+   * toggling blind, so it holds whatever an earlier test left. Ctrl+Shift+M opens and focuses the
+   * panel when it is not shown and focused (it closes it only then).
+   */
+  async problemsPanel(o: { maximized?: boolean } = {}): Promise<Locator> {
+    const panel = this.page.locator('.part.panel .markers-panel');
+    if (!(await panel.isVisible())) await this.page.keyboard.press('Control+Shift+M');
+    await panel.waitFor({ state: 'visible', timeout: this.timeoutMs });
+    if (o.maximized !== undefined) await this.maximizePanel(o.maximized);
+    return panel;
+  }
+
+  /** Maximizes the panel (`on`) or restores its size, unless it already is so; waits for the editor part to hide or show. */
+  async maximizePanel(on: boolean): Promise<void> {
+    const editor = this.page.locator('.part.editor');
+    const maximized = !(await editor.isVisible());
+    if (maximized !== on) await this.runCommand('View: Toggle Maximized Panel');
+    await editor.waitFor({ state: on ? 'hidden' : 'visible', timeout: this.timeoutMs });
+  }
+
   /** Every editor tab: its title and whether it is a preview tab (italic; replaced by the next file opened with a single click). */
   async editorTabs(): Promise<Array<{ title: string; preview: boolean }>> {
     return this.page.locator('.part.editor .tab').evaluateAll((els) => els.map((e) => ({
