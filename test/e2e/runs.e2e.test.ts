@@ -78,9 +78,7 @@ describe('issue 27: the run-set board (end to end)', function () {
     const wb = getWorkbench();
     await until('two units done and two running', async () => { const v = await state(dir); return v && v.counts.done >= 2 && v.counts.running >= 1 ? true : undefined; });
     await wb.openViewContainer('EXP-Bench');
-    const item = await wb.treeItem(/^fixture2026\/90001 × scripted agent$/);
-    await item.click();
-    const frame = await wb.webviewFrame(/^Run Set: fixture2026\/90001 × scripted agent$/);
+    const frame = await wb.webviewFromTreeItem(/^fixture2026\/90001 × scripted agent$/, /^Run Set: fixture2026\/90001 × scripted agent$/);
     const table = frame.locator('#runs-table');
     await table.locator('tbody tr[data-status="done"]').nth(1).waitFor({ state: 'visible', timeout: 60_000 });
     await table.locator('tbody tr[data-status="running"]').first().waitFor({ state: 'visible', timeout: 60_000 });
@@ -101,8 +99,7 @@ describe('issue 27: the run-set board (end to end)', function () {
     const frame = await wb.webviewFrame(/^Run Set: /);
     await frame.locator('#runs-table tbody tr[data-status="done"]').first().click();
     await until('the viewer on the unit\'s events', async () => (/events\.jsonl/.test(await wb.activeEditorTitle()) ? true : undefined), 60_000);
-    await (await wb.treeItem(/^fixture2026\/90001 × scripted agent$/)).click();
-    const board = await wb.webviewFrame(/^Run Set: /);
+    const board = await wb.webviewFromTreeItem(/^fixture2026\/90001 × scripted agent$/, /^Run Set: /);
     await board.locator('#runs-cancel').click();
     await board.locator('#runs-orchestrator').filter({ hasText: /^not running/ }).waitFor({ state: 'visible', timeout: 180_000 });
     await board.locator('#runs-table tbody tr[data-status="cancelled"]').first().waitFor({ state: 'visible', timeout: 60_000 });

@@ -82,8 +82,7 @@ describe('issue 28: the run-set board of a run set on Slurm (end to end)', funct
   it('the board shows the running unit on its node and the other "pending: Resources"; runs cancel leaves squeue without its jobs', async () => {
     const wb = getWorkbench();
     await wb.openViewContainer('EXP-Bench');
-    await (await wb.treeItem(/^fixture2026\/90001 on Slurm$/)).click();
-    const frame = await wb.webviewFrame(/^Run Set/);
+    const frame = await wb.webviewFromTreeItem(/^fixture2026\/90001 on Slurm$/, /^Run Set/);
     const table = frame.locator('#runs-table');
     await table.locator('tbody tr[data-status="pending"]').filter({ hasText: 'pending: Resources' }).first().waitFor({ state: 'visible', timeout: 60_000 });
     await table.locator('tbody tr[data-status="running"]').first().waitFor({ state: 'visible', timeout: 60_000 });

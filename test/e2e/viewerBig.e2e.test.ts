@@ -35,18 +35,28 @@ async function frameWhen(wb: Workbench, ok: string, timeoutMs: number): Promise<
   throw new Error(`no viewer frame where ${ok} within ${timeoutMs} ms`);
 }
 
-/** Key presses dispatched in the viewer, each timed from the press to the frame after the next step's detail is drawn. */
-async function timedMoves(f: Frame, key: string, n: number): Promise<number[]> {
-  return f.evaluate(async ({ key, n }) => {
+/**
+ * Key presses dispatched in the viewer, each timed from the press to the frame after the next
+ * step's detail is drawn. A press whose detail does not change within `perMoveMs` fails naming the
+ * move and what the page shows (a run once waited here until the test's own 600 s limit).
+ */
+async function timedMoves(f: Frame, key: string, n: number, perMoveMs = 30_000): Promise<number[]> {
+  return f.evaluate(async ({ key, n, perMoveMs }) => {
     const out: number[] = [];
     for (let i = 0; i < n; i++) {
       const before = document.querySelector('.detail-body')?.getAttribute('data-step');
       const t0 = performance.now();
       document.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((resolve, reject) => {
         const moved = () => { const s = document.querySelector('.detail-body')?.getAttribute('data-step'); return s !== null && s !== undefined && s !== before; };
         if (moved()) return resolve();
-        const mo = new MutationObserver(() => { if (moved()) { mo.disconnect(); resolve(); } });
+        const mo = new MutationObserver(() => { if (moved()) { mo.disconnect(); clearTimeout(timer); resolve(); } });
+        const timer = setTimeout(() => {
+          mo.disconnect();
+          const shown = document.querySelector('.detail-body')?.getAttribute('data-step') ?? 'none';
+          const selected = document.querySelector('.row.selected')?.getAttribute('data-step') ?? 'none';
+          reject(new Error(`"${key}" press ${i + 1} of ${n}: the detail did not change within ${perMoveMs} ms (detail step ${before} → ${shown}, selected row ${selected}, head "${(document.querySelector('.head')?.textContent ?? '').slice(0, 160)}")`));
+        }, perMoveMs);
         mo.observe(document.body, { childList: true, subtree: true });
       });
       await new Promise((r) => requestAnimationFrame(() => r(undefined)));
@@ -55,7 +65,7 @@ async function timedMoves(f: Frame, key: string, n: number): Promise<number[]> {
       await new Promise((r) => setTimeout(r, 60));
     }
     return out;
-  }, { key, n });
+  }, { key, n, perMoveMs });
 }
 
 describe('issue 30: the trajectory viewer on a 100,000-step Inspect log (end to end)', function () {

@@ -138,8 +138,7 @@ describe('issue 15: the window (end to end)', function () {
     await mustShow(wb, '15-tree-default-width', '.part.sidebar');
 
     // A real task's brief: "Open Task…", what no_answer means, and the raw text of the task.
-    await (await wb.treeItem(/^1 · T3 · no_answer: /)).click();
-    const brief = await wb.webviewFrame('Brief iclr2024/17388/1');
+    const brief = await wb.webviewFromTreeItem(/^1 · T3 · no_answer: /, 'Brief iclr2024/17388/1');
     await brief.locator('button.open-task', { hasText: 'Open Task…' }).waitFor({ state: 'visible' });
     assert.match(await brief.locator('.no-answer').innerText(), /^no_answer: when the dataset was built, no implementation of this experiment was found/);
     await brief.locator('button.raw-toggle').click();

@@ -156,28 +156,34 @@ export class Workbench {
   }
 
   /**
-   * The first side-bar tree row whose label matches, scrolling the (virtualised) tree that holds
-   * it until it is rendered. Throws naming the label after `timeoutMs`.
+   * The first side-bar tree row whose label matches, scrolling the (virtualised) trees of the side
+   * bar until it is rendered: every tree shown, one wheel step each per round (first to the top,
+   * then down; each tree turns at its own ends), since the row's tree is not known and views
+   * show, collapse and reflow while the workbench settles (the last tree in the DOM was once a
+   * Run Sets view collapsing under the hover). Throws naming the label after `timeoutMs`.
    */
   async treeItem(label: LabelMatch): Promise<Locator> {
     const row = this.treeItems(label).first();
     const deadline = Date.now() + this.timeoutMs;
-    let direction = -1; // first scroll to the top, then down
+    const directions = new Map<string, number>(); // per tree (its aria-label): -1 up, 1 down
     while (Date.now() < deadline) {
       if (await row.isVisible()) {
         await row.scrollIntoViewIfNeeded();
         return row;
       }
-      const tree = this.page.locator('.part.sidebar .monaco-list[role="tree"]').last();
-      if (await tree.isVisible()) {
-        await tree.hover();
-        const before = await tree.locator('.monaco-scrollable-element').first().evaluate((e) => e.querySelector('.monaco-list-rows')?.getAttribute('style') ?? '').catch(() => '');
+      const trees = this.page.locator('.part.sidebar .monaco-list[role="tree"]:visible');
+      const n = await trees.count();
+      if (n === 0) await this.page.waitForTimeout(200);
+      for (let i = 0; i < n && !(await row.isVisible()); i++) {
+        const tree = trees.nth(i);
+        const name = (await tree.getAttribute('aria-label', { timeout: 1000 }).catch(() => null)) ?? String(i);
+        const rowsStyle = () => tree.locator('.monaco-list-rows').first().getAttribute('style', { timeout: 1000 }).catch(() => '');
+        if (!(await tree.hover({ timeout: 2000 }).then(() => true, () => false))) continue; // hidden meanwhile: the next round finds the trees again
+        const before = await rowsStyle();
+        const direction = directions.get(name) ?? -1;
         await this.page.mouse.wheel(0, direction * 400);
         await this.page.waitForTimeout(150);
-        const after = await tree.locator('.monaco-scrollable-element').first().evaluate((e) => e.querySelector('.monaco-list-rows')?.getAttribute('style') ?? '').catch(() => '');
-        if (before === after) direction = 1; // reached an end: go the other way
-      } else {
-        await this.page.waitForTimeout(200);
+        if (before === await rowsStyle()) directions.set(name, -direction); // reached an end: go the other way
       }
     }
     throw new Error(`no tree item labelled ${String(label)} in the side bar within ${this.timeoutMs} ms`);
@@ -260,10 +266,11 @@ export class Workbench {
   /**
    * The content frame of the webview whose panel title is `title`. VS Code nests two iframes:
    * the host frame (`iframe.webview`) and the content frame (`#active-frame`, title = panel title).
+   * @param ms how long to wait, in milliseconds (default `timeoutMs`)
    */
-  async webviewFrame(title: LabelMatch): Promise<Frame> {
+  async webviewFrame(title: LabelMatch, ms = this.timeoutMs): Promise<Frame> {
     const want = asRegExp(title);
-    const deadline = Date.now() + this.timeoutMs;
+    const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
       for (const frame of this.page.frames()) {
         if (frame.name() !== 'active-frame' && !frame.url().includes('fake.html')) continue;
@@ -274,7 +281,24 @@ export class Workbench {
       await this.page.waitForTimeout(200);
     }
     const titles = await Promise.all(this.page.frames().map(async (f) => (await f.frameElement().catch(() => undefined))?.getAttribute('title')));
-    throw new Error(`no visible webview titled ${String(title)} within ${this.timeoutMs} ms (frames: ${titles.filter(Boolean).join(', ') || 'none'})`);
+    throw new Error(`no visible webview titled ${String(title)} within ${ms} ms (frames: ${titles.filter(Boolean).join(', ') || 'none'})`);
+  }
+
+  /**
+   * Clicks the side-bar tree row labelled `label` until the webview titled `title` shows, and
+   * returns its frame: a tree that re-renders as its data changes (a run set's view while units
+   * run) replaces its rows, and a click on a replaced row is lost. Each click is followed by a
+   * wait for the webview, never by a fixed pause; a click that did register only reveals it again.
+   * @throws Error naming both when the webview does not show within `timeoutMs`
+   */
+  async webviewFromTreeItem(label: LabelMatch, title: LabelMatch): Promise<Frame> {
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      await (await this.treeItem(label)).click().catch(() => undefined); // the row may be replaced under the click
+      const frame = await this.webviewFrame(title, 5000).catch(() => undefined);
+      if (frame) return frame;
+      if (Date.now() > deadline) throw new Error(`the tree row ${String(label)} did not open the webview ${String(title)} within ${this.timeoutMs} ms`);
+    }
   }
 
   /** Waits until `text` is visible in `scope` (page by default); returns its locator. */

@@ -19,14 +19,50 @@ export interface CompareRunsArgs { left: string; right: string }
 
 const describe = (r: TriageRow) => `${r.agent}${r.model ? ` · ${r.model}` : ''}`;
 
-async function pickRun(store: RunStore, title: string, sameTaskAs?: TriageRow): Promise<TriageRow | undefined> {
-  const rows = (await store.rows()).filter((r) => !sameTaskAs || (r.task === sameTaskAs.task && r.run !== sameTaskAs.run));
-  if (rows.length === 0) {
-    void vscode.window.showInformationMessage(sameTaskAs ? `EXP-Bench: no other run of ${sameTaskAs.task ?? 'this task'} to compare with.` : 'EXP-Bench: no runs to compare yet.');
-    return undefined;
-  }
-  const picked = await vscode.window.showQuickPick(rows.map((r) => ({ label: describe(r), description: r.task ?? '', detail: r.run, row: r })), { title, matchOnDescription: true, matchOnDetail: true });
-  return picked?.row;
+/**
+ * The two runs of Compare Runs in one quick pick of two steps: the first run (skipped when `first`
+ * is given), then another run of its task. One widget for both steps: a second quick pick opened
+ * while the first one hid could open hidden on a loaded machine, and the command then waited on
+ * it. It stays open when the focus moves (Escape cancels), as VS Code's multi-step inputs do.
+ * @returns the pair, or undefined when cancelled or when a step has nothing to pick (said in a message)
+ */
+async function pickPair(store: RunStore, first?: TriageRow): Promise<[TriageRow, TriageRow] | undefined> {
+  const all = await store.rows();
+  const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { row: TriageRow }>();
+  Object.assign(qp, { ignoreFocusOut: true, matchOnDescription: true, matchOnDetail: true, totalSteps: first ? undefined : 2 });
+  /** Shows the step after `left` (the first step when undefined); false when it has no runs. */
+  const step = (left: TriageRow | undefined): boolean => {
+    const rows = all.filter((r) => !left || (r.task === left.task && r.run !== left.run));
+    if (rows.length === 0) {
+      void vscode.window.showInformationMessage(left ? `EXP-Bench: no other run of ${left.task ?? 'this task'} to compare with.` : 'EXP-Bench: no runs to compare yet.');
+      return false;
+    }
+    qp.title = left ? `Compare ${describe(left)} with…` : 'Compare Runs: the first run';
+    if (!first) qp.step = left ? 2 : 1;
+    qp.value = '';
+    qp.items = rows.map((r) => ({ label: describe(r), description: r.task ?? '', detail: r.run, row: r }));
+    return true;
+  };
+  return new Promise((resolve) => {
+    let left = first;
+    let done = false;
+    const finish = (v: [TriageRow, TriageRow] | undefined) => {
+      if (done) return;
+      done = true;
+      resolve(v);
+      qp.dispose();
+    };
+    qp.onDidAccept(() => {
+      const picked = qp.selectedItems[0]?.row;
+      if (!picked) return;
+      if (left) { finish([left, picked]); return; }
+      left = picked;
+      if (!step(left)) finish(undefined);
+    });
+    qp.onDidHide(() => finish(undefined));
+    if (step(left)) qp.show();
+    else finish(undefined);
+  });
 }
 
 /**
@@ -55,12 +91,11 @@ export function triageCommands(store: RunStore, panel: TriagePanel, extensionUri
         let left = arg && 'left' in arg ? arg.left : arg && 'kind' in arg && arg.kind === 'run' ? arg.row.run : undefined;
         let right = arg && 'right' in arg ? arg.right : undefined;
         if (!left || !right) {
-          const rows = await store.rows();
-          const l = left ? rows.find((r) => r.run === left) : await pickRun(store, 'Compare Runs: the first run');
-          if (!l) { if (left) void vscode.window.showErrorMessage(`EXP-Bench: ${left} is not among the listed runs.`); return undefined; }
-          const r = await pickRun(store, `Compare ${describe(l)} with…`, l);
-          if (!r) return undefined;
-          left = l.run; right = r.run;
+          const l = left ? (await store.rows()).find((r) => r.run === left) : undefined;
+          if (left && !l) { void vscode.window.showErrorMessage(`EXP-Bench: ${left} is not among the listed runs.`); return undefined; }
+          const pair = await pickPair(store, l);
+          if (!pair) return undefined;
+          [left, right] = [pair[0].run, pair[1].run];
         }
         try {
           const c = await compareRuns(left, right, store.policy);
