@@ -41,6 +41,13 @@ let cacheHits = 0;
 let cacheMisses = 0;
 /** What a `reveal` answers: Go to Step (clears hiding filters), or keeping the selection across a new view. */
 let locating: 'goto' | 'keep' = 'goto';
+/**
+ * A new view (a search, a filter, the import's last page) has no selection until the host says where
+ * the step shown before is in it ('reveal'): step moves pressed meanwhile are kept here and applied
+ * from that step then, instead of moving from nothing (a j pressed then was lost: it picked row 0).
+ */
+let relocating = false;
+let queuedMove = 0;
 
 const headEl = el('header', { class: 'head' });
 /** The header's open panel: the task, the scoring view, the sample list. */
@@ -394,6 +401,8 @@ function onMessage(m: TrajHostMessage): void {
       list.selected = -1;
       list.reset(m.total, m.bands.map((b) => b.from), m.hits);
       counter.textContent = search ? `${hitText()}${hits.length ? ` · ${plural(occurrences, 'match', 'matches')}` : ''} · ${m.searchMs.toFixed(0)} ms${header?.loading ? ' · in the steps loaded so far' : ''}` : '';
+      relocating = pendingStep !== undefined || (!(jumpToHit && hits.length) && keep !== undefined);
+      queuedMove = 0;
       if (pendingStep !== undefined) { locating = 'goto'; send({ type: 'locate', seq, step: pendingStep }); }
       else if (jumpToHit && hits.length) { hitIndex = 0; pick(hits[0]); counter.textContent = `${hitText()} · ${plural(occurrences, 'match', 'matches')}`; }
       else if (keep !== undefined) { locating = 'keep'; send({ type: 'locate', seq, step: keep }); }
@@ -409,6 +418,7 @@ function onMessage(m: TrajHostMessage): void {
       break;
     case 'reveal':
       if (m.seq !== seq) return;
+      relocating = false;
       if (locating === 'keep') { locating = 'goto'; pick(m.position >= 0 ? m.position : 0); }
       else if (m.position >= 0) { pendingStep = undefined; pick(m.position); }
       else if (Object.keys(filter).length || search) {
@@ -417,6 +427,8 @@ function onMessage(m: TrajHostMessage): void {
         if (header) renderBar(header);
         query();
       } else { pendingStep = undefined; flash(`There is no step ${m.step} here.`); }
+      if (queuedMove && list.selected >= 0) pick(Math.max(0, Math.min(total - 1, list.selected + queuedMove)));
+      queuedMove = 0;
       break;
     case 'select':
       pendingStep = m.step;
@@ -456,7 +468,12 @@ document.addEventListener('keydown', (e) => {
   const t = e.target as HTMLElement;
   if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
   if (e.ctrlKey || e.metaKey || e.altKey) return;
-  const move = (d: number) => { e.preventDefault(); moveStart = performance.now(); pick(Math.max(0, Math.min(total - 1, list.selected + d))); };
+  const move = (d: number) => {
+    e.preventDefault();
+    moveStart = performance.now();
+    if (relocating) { queuedMove += d; return; } // applied once the view's selection is known ('reveal')
+    pick(Math.max(0, Math.min(total - 1, list.selected + d)));
+  };
   switch (e.key) {
     case 'j': case 'ArrowDown': move(1); break;
     case 'k': case 'ArrowUp': move(-1); break;
