@@ -246,7 +246,8 @@ export class Workbench {
     while (Date.now() < deadline) {
       const left = Math.max(1000, deadline - Date.now());
       try {
-        await target.click({ button: 'right', timeout: left });
+        // a bounded attempt: a row that cannot take the click now (covered by a hover, moving) is tried again, not waited on for the whole budget
+        await target.click({ button: 'right', timeout: Math.min(left, 5_000) });
         await item.waitFor({ state: 'visible', timeout: Math.min(left, 10_000) });
         const forTarget = await target.evaluate((row) => row.classList.contains('focused'), undefined, { timeout: 2000 });
         if (!forTarget) throw new Error('the menu opened on another row (the rows moved under the right-click)');
@@ -258,6 +259,7 @@ export class Workbench {
         const menu = this.page.locator('.monaco-menu').first();
         if (await menu.isVisible().catch(() => false)) await this.page.keyboard.press('Escape').catch(() => undefined);
         await menu.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+        await this.dismissHovers().catch(() => undefined);
       }
     }
     throw new Error(`context menu entry ${String(entry)} not clicked within ${this.timeoutMs} ms: ${last instanceof Error ? last.message.split('\n')[0] : String(last)}`);
