@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { agreementVariants, buildAgreementSession, SAMPLE_TASK_ID } from '../harness/agreementSessions';
 import { getWorkbench } from '../harness/e2e-context';
 import { repoRoot, testResultsDir } from '../harness/paths';
+import { answerInputBox, clickUntilQuickInput, pickQuickRow } from '../harness/quickInput';
 
 const TITLE = `Brief ${SAMPLE_TASK_ID}`;
 const REASON = 'names the dataset, no seed, no split sizes';
@@ -55,13 +56,9 @@ describe('curators: flip a verdict in the gap report, the agreement view (end to
     const row = report.locator('.gap-phase[data-phase="design"] .gap-review[data-item="design:dataset"]');
     await row.waitFor({ state: 'visible', timeout: wb.timeoutMs });
     assert.match(await row.innerText(), /Curator: not reviewed/);
-    await row.locator('a[data-action="flipVerdict"]').click();
-    const pick = wb.page.locator('.quick-input-widget');
-    await pick.waitFor({ state: 'visible', timeout: wb.timeoutMs });
-    await pick.locator('.monaco-list-row', { hasText: 'partial' }).first().click();
-    await wb.page.locator('.quick-input-widget .quick-input-title', { hasText: 'Flip design:dataset: matched → partial' }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
-    await wb.page.keyboard.type(REASON);
-    await wb.page.keyboard.press('Enter');
+    await clickUntilQuickInput(wb, row.locator('a[data-action="flipVerdict"]'));
+    await pickQuickRow(wb, 'partial', 'Flip design:dataset: matched → partial');
+    await answerInputBox(wb, 'Flip design:dataset: matched → partial', REASON);
     const flipped = report.locator('.gap-review[data-item="design:dataset"][data-curator="partial"]');
     await flipped.waitFor({ state: 'visible', timeout: wb.timeoutMs });
     const text = (await flipped.innerText()).replace(/\s+/g, ' ');

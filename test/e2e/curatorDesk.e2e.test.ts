@@ -18,6 +18,7 @@ import { agreementVariants, buildAgreementSession, SAMPLE_TASK_ID } from '../har
 import { paperRepo, writePaper } from '../harness/curationFixture';
 import { getWorkbench } from '../harness/e2e-context';
 import { repoRoot, sharedDatasetDir, testResultsDir } from '../harness/paths';
+import { answerInputBox } from '../harness/quickInput';
 
 const REASON = 'requirement 5 cites toycal/metrics.py:19-33, the file has 31 lines at the pin';
 const EDIT_REASON = 'ece() ends at line 31 of toycal/metrics.py at the pin';
@@ -132,8 +133,7 @@ describe('curator\'s desk: queue, task page, verdict, edit, affected sessions, e
     // the diff beside, then the reason
     await wb.page.locator('.quick-input-widget .quick-input-title', { hasText: `Reason for the edit of ${SAMPLE_TASK_ID} (replace /requirements/4)` }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
     await wb.page.locator('.part.editor .tab .label-name', { hasText: /the edit \(before ↔ saved/ }).first().waitFor({ state: 'visible', timeout: wb.timeoutMs });
-    await wb.page.keyboard.type(EDIT_REASON);
-    await wb.page.keyboard.press('Enter');
+    await answerInputBox(wb, new RegExp(`^Reason for the edit of ${SAMPLE_TASK_ID} \\(replace /requirements/4\\)`), EDIT_REASON);
     // the desk brings the task page back; one editor column and no side bar for the screenshot
     await wb.page.locator('.notifications-toasts .notification-toast', { hasText: `the edit of ${SAMPLE_TASK_ID} affects 1 judged session` }).waitFor({ state: 'visible', timeout: wb.timeoutMs });
     await wb.runCommand('View: Single Column Editor Layout');

@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { importOwnEvents } from '../../src/core/trajectory/own';
 import { pinsFor } from '../../src/core/viewer/pins';
 import { getWorkbench } from '../harness/e2e-context';
+import { answerInputBox, clickUntilQuickInput, pickQuickRow } from '../harness/quickInput';
 import { viewerFrame } from '../harness/viewerFrame';
 import { cli, OFFLINE_ENV } from '../unit/cli.helpers';
 
@@ -20,7 +21,7 @@ import { cli, OFFLINE_ENV } from '../unit/cli.helpers';
 const cliWith = (env: Record<string, string>, ...args: string[]) => cli(args, { env: { ...OFFLINE_ENV, ...env } });
 import { FakeOpenAIServer } from '../harness/fakeOpenAIServer';
 import { repoRoot } from '../harness/paths';
-import type { Workbench } from '../harness/workbench';
+import { escapeRe, type Workbench } from '../harness/workbench';
 import { pinningScript } from '../unit/pins.fixtures';
 
 const IMAGES = path.join(repoRoot, 'docs', 'images');
@@ -98,15 +99,14 @@ describe('issue 17: verdicts pinned to steps and the repository at a step (end t
     const again = await viewerFrame(wb, 'events.jsonl');
     const pinItem = again.locator(`.detail-body[data-step="${fix}"] ul.pins li`).first();
     await pinItem.waitFor({ state: 'visible', timeout: 30_000 });
-    await pinItem.getByRole('button', { name: 'Flip…' }).click();
-    const flip = wb.page.locator('.quick-input-widget');
-    await flip.waitFor({ state: 'visible', timeout: 30_000 });
-    const choice = (await flip.locator('.monaco-list-row').first().innerText()).trim().split(/\s+/)[0];
-    await flip.locator('.monaco-list-row').first().click();
-    await wb.page.locator('.quick-input-widget .quick-input-title', { hasText: `Flip ${onFix[0].item}` }).waitFor({ state: 'visible', timeout: 30_000 });
+    const flip = await clickUntilQuickInput(wb, pinItem.getByRole('button', { name: 'Flip…' }));
+    const first = flip.locator('.monaco-list-row').first();
+    await first.waitFor({ state: 'visible', timeout: wb.timeoutMs });
+    const choice = (await first.innerText()).trim().split(/\s+/)[0];
+    const box = new RegExp(`^Flip ${escapeRe(onFix[0].item)}: .* → ${escapeRe(choice)}$`);
+    await pickQuickRow(wb, choice, box);
     const reason = 'the edit only adds a comment; the cited lines were written a step earlier';
-    await wb.page.keyboard.type(reason);
-    await wb.page.keyboard.press('Enter');
+    await answerInputBox(wb, box, reason);
     const flipDeadline = Date.now() + 30_000;
     let stored: { kind: string; subject: { item?: string }; value: { verdict: string; judged: string }; reason?: string } | undefined;
     while (!stored && Date.now() < flipDeadline) {

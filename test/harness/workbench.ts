@@ -8,8 +8,10 @@ import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
 /** A label to match: a string matches the whole visible label, a RegExp any part of it. */
 export type LabelMatch = string | RegExp;
 
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const asRegExp = (m: LabelMatch): RegExp => (typeof m === 'string' ? new RegExp(`^\\s*${escapeRe(m)}\\s*$`) : m);
+/** `s` with the RegExp special characters escaped. */
+export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** `m` as a RegExp: a string matches the whole label (surrounding spaces allowed). */
+export const asRegExp = (m: LabelMatch): RegExp => (typeof m === 'string' ? new RegExp(`^\\s*${escapeRe(m)}\\s*$`) : m);
 
 export class Workbench {
   /**

@@ -66,7 +66,8 @@ function subjectOf(record: JudgeRecord, item: string, run: string): Subject {
 /**
  * A curator's accept or flip of a judge item of the session shown: accept stores the judge's
  * verdict (a reason optional), flip asks for the verdict (a quick pick of the others) and a reason
- * (required). Stored as a `verdict-flip` judgement `{verdict, judged}` with who and when.
+ * (required). Stored as a `verdict-flip` judgement `{verdict, judged}` with who and when. Both
+ * inputs stay open when focus moves (to the code or the trajectory); Escape cancels.
  * @returns the judgement, or undefined when the curator cancelled
  */
 export async function reviewVerdict(record: JudgeRecord, sessionRoot: string, item: string, accept: boolean): Promise<Judgement | undefined> {
@@ -76,7 +77,7 @@ export async function reviewVerdict(record: JudgeRecord, sessionRoot: string, it
   let verdict = judged;
   if (!accept) {
     const pick = await vscode.window.showQuickPick((PHASE_LABELS[phase] as readonly string[]).filter((c) => c !== judged), {
-      title: `Flip the judge's verdict of ${item}`, placeHolder: `The judge says ${judged}. Your verdict:`,
+      title: `Flip the judge's verdict of ${item}`, placeHolder: `The judge says ${judged}. Your verdict:`, ignoreFocusOut: true,
     });
     if (!pick) return undefined;
     verdict = pick;
@@ -85,6 +86,8 @@ export async function reviewVerdict(record: JudgeRecord, sessionRoot: string, it
     title: `${accept ? 'Accept' : 'Flip'} ${item}: ${accept ? judged : `${judged} → ${verdict}`}`,
     prompt: accept ? 'Why (optional)' : 'Why (required): what the code or the answer shows',
     validateInput: (v) => (!accept && !v.trim() ? 'a flip needs a reason' : undefined),
+    // the curator may look at the code or the trajectory while writing why: the reason stays
+    ignoreFocusOut: true,
   });
   if (reason === undefined) return undefined;
   const run = await runKeyForSession(sessionRoot);
