@@ -3,9 +3,7 @@
 // an answer typed into the input box only once the box with that title shows, checked in the box,
 // and accepted only when the box has closed.
 import type { Locator } from 'playwright-core';
-import { asRegExp, type LabelMatch, type Workbench } from './workbench';
-
-const firstLine = (e: unknown): string => (e instanceof Error ? e.message.split('\n')[0] : String(e));
+import { asRegExp, firstLine, type LabelMatch, listedRows, type Workbench } from './workbench';
 
 /**
  * Clicks `target` (a link or button, in the page or in a webview) until the quick input shows: a
@@ -39,8 +37,7 @@ export async function pickQuickRow(wb: Workbench, row: LabelMatch, next: LabelMa
   const widget = wb.page.locator('.quick-input-widget');
   const want = widget.locator('.monaco-list-row').filter({ has: wb.page.locator('.label-name', { hasText: asRegExp(row) }) }).first();
   await want.waitFor({ state: 'visible', timeout: wb.timeoutMs }).catch(async (e: unknown) => {
-    const shown = await widget.locator('.monaco-list-row').allInnerTexts().catch(() => []);
-    throw new Error(`pickQuickRow: no row ${String(row)} (rows: ${shown.map((t) => t.split('\n')[0]).join(' | ') || 'none'}): ${firstLine(e)}`);
+    throw new Error(`pickQuickRow: no row ${String(row)} (rows: ${await listedRows(widget)}): ${firstLine(e)}`);
   });
   await want.click();
   await widget.locator('.quick-input-title', { hasText: asRegExp(next) }).waitFor({ state: 'visible', timeout: wb.timeoutMs })

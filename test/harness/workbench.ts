@@ -11,6 +11,11 @@ export type LabelMatch = string | RegExp;
 /** `s` with the RegExp special characters escaped. */
 export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** `m` as a RegExp: a string matches the whole label (surrounding spaces allowed). */
+/** An error's first line (a Playwright error's call log follows it). */
+export const firstLine = (e: unknown): string => (e instanceof Error ? e.message.split('\n')[0] : String(e));
+/** The first line of each row a quick input lists, joined for an error message ("none" when it lists none). */
+export const listedRows = async (widget: Locator): Promise<string> =>
+  (await widget.locator('.monaco-list-row').allInnerTexts().catch(() => [])).map((t) => t.split('\n')[0]).join(' | ') || 'none';
 export const asRegExp = (m: LabelMatch): RegExp => (typeof m === 'string' ? new RegExp(`^\\s*${escapeRe(m)}\\s*$`) : m);
 
 export class Workbench {
@@ -134,9 +139,8 @@ export class Workbench {
     await input.fill(`>${title}`);
     const row = widget.locator('.monaco-list-row').filter({ has: this.page.locator('.label-name', { hasText: asRegExp(title) }) }).first();
     await row.waitFor({ state: 'visible', timeout: this.timeoutMs }).catch(async (e: unknown) => {
-      const shown = await widget.locator('.monaco-list-row').allInnerTexts().catch(() => []);
       const value = await input.inputValue().catch(() => '?');
-      throw new Error(`runCommand: no palette row "${title}" (typed ${JSON.stringify(value)}; rows: ${shown.map((t) => t.split('\n')[0]).join(' | ') || 'none'}): ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+      throw new Error(`runCommand: no palette row "${title}" (typed ${JSON.stringify(value)}; rows: ${await listedRows(widget)}): ${firstLine(e)}`);
     });
     await row.click();
     await widget.waitFor({ state: 'hidden', timeout: this.timeoutMs });
@@ -264,7 +268,7 @@ export class Workbench {
         await this.dismissHovers().catch(() => undefined);
       }
     }
-    throw new Error(`context menu entry ${String(entry)} not clicked within ${this.timeoutMs} ms: ${last instanceof Error ? last.message.split('\n')[0] : String(last)}`);
+    throw new Error(`context menu entry ${String(entry)} not clicked within ${this.timeoutMs} ms: ${firstLine(last)}`);
   }
 
   /**
