@@ -14,18 +14,8 @@ import { asRegExp, firstLine, type LabelMatch, listedRows, type Workbench } from
  */
 export async function clickUntilQuickInput(wb: Workbench, target: Locator): Promise<Locator> {
   const widget = wb.page.locator('.quick-input-widget');
-  const deadline = Date.now() + wb.timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      await target.click({ timeout: 5_000 });
-      await widget.waitFor({ state: 'visible', timeout: 5_000 });
-      return widget;
-    } catch (e) {
-      last = e;
-    }
-  }
-  throw new Error(`clickUntilQuickInput: no quick input after clicking ${String(target)} for ${wb.timeoutMs} ms: ${firstLine(last)}`);
+  await wb.clickUntil(target, widget);
+  return widget;
 }
 
 /**

@@ -10,12 +10,12 @@ export type LabelMatch = string | RegExp;
 
 /** `s` with the RegExp special characters escaped. */
 export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** `m` as a RegExp: a string matches the whole label (surrounding spaces allowed). */
 /** An error's first line (a Playwright error's call log follows it). */
 export const firstLine = (e: unknown): string => (e instanceof Error ? e.message.split('\n')[0] : String(e));
 /** The first line of each row a quick input lists, joined for an error message ("none" when it lists none). */
 export const listedRows = async (widget: Locator): Promise<string> =>
   (await widget.locator('.monaco-list-row').allInnerTexts().catch(() => [])).map((t) => t.split('\n')[0]).join(' | ') || 'none';
+/** `m` as a RegExp: a string matches the whole label (surrounding spaces allowed). */
 export const asRegExp = (m: LabelMatch): RegExp => (typeof m === 'string' ? new RegExp(`^\\s*${escapeRe(m)}\\s*$`) : m);
 
 export class Workbench {
@@ -87,21 +87,52 @@ export class Workbench {
 
   /**
    * Trusts this window's folder or workspace the way a user does: "Workspaces: Manage Workspace
-   * Trust", then the "Trust" button of the Workspace Trust editor; waits until the editor says so
-   * and the status bar's "Restricted Mode" item is gone, then closes the editor. Only the open
-   * folder (and the workspace file) is trusted, never a parent. Waits first for the status bar's
-   * "Restricted Mode" item: VS Code offers the command once Workspace Trust has settled.
+   * Trust", then a button of the Workspace Trust editor: "Trust" (`which` = 'folder': only the open
+   * folder and the workspace file, never a parent) or "Trust Parent" ('parent': the folder above
+   * it, so every folder in it opens trusted). The button is clicked until the editor says the window
+   * is trusted (the editor draws itself again as its model loads, and a click on the replaced
+   * button is lost); then it waits until the status bar's "Restricted Mode" item is gone and closes
+   * the editor. Waits first for that item: VS Code offers the command once Workspace Trust has settled.
+   * @returns the time (ms since the epoch) the editor first said the window is trusted
    * @throws Error when the window is trusted already (a test that trusts expects Restricted Mode first)
    */
-  async trustWorkspace(): Promise<void> {
+  async trustWorkspace(which: 'folder' | 'parent' = 'folder'): Promise<number> {
     // Workspace Trust has settled (its command is offered only then): the window says Restricted Mode
     await this.restrictedModeItem().waitFor({ state: 'visible', timeout: this.timeoutMs });
     const header = await this.openTrustEditor();
     if ((await header.getAttribute('class'))?.includes('workspace-trust-trusted')) throw new Error('trustWorkspace: the window is trusted already');
-    await this.page.locator('.workspace-trust-editor .monaco-button', { hasText: /^\s*Trust\s*$/ }).first().click();
-    await this.page.locator('.workspace-trust-editor .workspace-trust-header.workspace-trust-trusted').first().waitFor({ state: 'visible', timeout: this.timeoutMs });
+    const button = this.page.locator('.workspace-trust-editor .monaco-button', { hasText: which === 'folder' ? /^\s*Trust\s*$/ : /^\s*Trust Parent\s*$/ }).first();
+    await this.clickUntil(button, this.page.locator('.workspace-trust-editor .workspace-trust-header.workspace-trust-trusted').first());
+    const trustedAt = Date.now();
     await this.restrictedModeItem().waitFor({ state: 'hidden', timeout: this.timeoutMs });
     await this.closeTrustEditor();
+    return trustedAt;
+  }
+
+  /**
+   * Clicks `target` until `done` shows: a part that draws itself again (a webview's section on a
+   * second post of its data, the Workspace Trust editor once its model loads, a tree as its data
+   * changes) replaces the element, and a click on the replaced one is lost. Each click and each
+   * wait for `done` is bounded (5 s) and tried again, never a fixed pause.
+   * @param ms the whole budget (ms; default `timeoutMs`)
+   * @returns how many clicks it took
+   * @throws Error naming both, with the last attempt's first line, when `done` does not show within `ms`
+   */
+  async clickUntil(target: Locator, done: Locator, ms = this.timeoutMs): Promise<number> {
+    const deadline = Date.now() + ms;
+    let last: unknown;
+    for (let clicks = 1; Date.now() < deadline; clicks++) {
+      try {
+        await target.click({ timeout: 5_000 });
+        await done.waitFor({ state: 'visible', timeout: 5_000 });
+        return clicks;
+      } catch (e) {
+        last = e;
+        // the click may have landed and `done` only be slow: it counts when it shows before the next click
+        if (await done.isVisible().catch(() => false)) return clicks;
+      }
+    }
+    throw new Error(`clickUntil: ${String(done)} did not show after clicking ${String(target)} for ${ms} ms: ${firstLine(last)}`);
   }
 
   /** Opens the Workspace Trust editor and returns its header once it shows this window's state. */
@@ -243,9 +274,10 @@ export class Workbench {
    * the row it opens a context menu on), and only then clicks the entry; a menu that closed, or that
    * opened on another row, is closed and opened again on `target`, as a user would, until the
    * harness's timeout.
+   * @returns `performance.now()` just before the entry's click that landed (for a test that times what the entry starts)
    * @throws Error naming the entry and the last reason after `timeoutMs`
    */
-  async contextMenu(target: Locator, entry: LabelMatch): Promise<void> {
+  async contextMenu(target: Locator, entry: LabelMatch): Promise<number> {
     const item = this.page.locator('.monaco-menu .action-item').filter({ has: this.page.locator('.action-label', { hasText: asRegExp(entry) }) }).first();
     const deadline = Date.now() + this.timeoutMs;
     let last: unknown;
@@ -257,8 +289,9 @@ export class Workbench {
         await item.waitFor({ state: 'visible', timeout: Math.min(left, 10_000) });
         const forTarget = await target.evaluate((row) => row.classList.contains('focused'), undefined, { timeout: 2000 });
         if (!forTarget) throw new Error('the menu opened on another row (the rows moved under the right-click)');
+        const at = performance.now();
         await item.click({ timeout: Math.min(left, 5_000) });
-        return;
+        return at;
       } catch (e) {
         last = e;
         // any menu still open (also one without the entry, opened on another row) blocks the next right-click
