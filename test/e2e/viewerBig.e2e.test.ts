@@ -142,6 +142,9 @@ describe('issue 30: the trajectory viewer on a 100,000-step Inspect log (end to 
     assert.match(found, new RegExp(`^1 of ${want}\\b`), `the search counts every step whose action runs --seed 42: ${found}`);
     console.log(`      search "--seed 42 " over ${STEPS} steps: "${found}" ${(performance.now() - s0).toFixed(0)} ms after typing began (150 ms of it the box's pause)`);
     await wb.page.keyboard.press('Escape');
+    // back to the list with the query still in the box: what the counter counts is what the box shows
+    await f.locator('.find .count', { hasText: found }).waitFor({ timeout: 10_000 });
+    assert.equal(await f.locator('.find input.search').inputValue(), '--seed 42 ', 'Escape goes back to the list and keeps the query');
     await wb.page.keyboard.press('End');
     await f.locator(`.detail-body[data-step="${STEPS - 1}"]`).waitFor({ state: 'visible', timeout: 60_000 });
     fs.writeFileSync(path.join(testResultsDir, 'e2e-viewer-100k.json'), JSON.stringify({ firstRowsMs: first.at - t0, progressive, wholeMs: whole - t0, down, up, own, endMs, load: os.loadavg() }, null, 2));

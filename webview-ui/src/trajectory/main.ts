@@ -297,7 +297,8 @@ let searchTimer = 0;
 searchBox.addEventListener('input', () => { window.clearTimeout(searchTimer); searchTimer = window.setTimeout(() => { search = searchBox.value; query(); }, 150); });
 searchBox.addEventListener('keydown', (e) => {
   if (e.key === 'Enter') { e.preventDefault(); window.clearTimeout(searchTimer); if (search !== searchBox.value) { search = searchBox.value; query(true); } else step(e.shiftKey ? -1 : 1); }
-  if (e.key === 'Escape') { list.scroller.focus(); }
+  // back to the list, the query kept: a search box's own Escape would blank it without an input event, the hits still counted
+  if (e.key === 'Escape') { e.preventDefault(); list.scroller.focus(); }
 });
 prev.addEventListener('click', () => step(-1));
 next.addEventListener('click', () => step(1));
