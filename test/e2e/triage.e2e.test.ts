@@ -88,9 +88,9 @@ describe('issue 17: triage table and compare (end to end)', function () {
     for (; await gone.count() > 0; removed++) {
       const label = await gone.first().getAttribute('aria-label');
       assert.ok(label, 'a tree row has an aria-label');
-      await wb.contextMenu(gone.first(), 'Remove from Trajectories');
-      await until(`"${label.split('\n')[0]}" removed from the view`, async () => (await wb.page.locator('.part.sidebar .monaco-list-row[role="treeitem"]')
-        .evaluateAll((els, l) => els.every((e) => e.getAttribute('aria-label') !== l), label)) || undefined, wb.timeoutMs);
+      const isGone = async () => wb.page.locator('.part.sidebar .monaco-list-row[role="treeitem"]').evaluateAll((els, l) => els.every((e) => e.getAttribute('aria-label') !== l), label);
+      await wb.contextMenu(gone.first(), 'Remove from Trajectories', isGone);
+      await until(`"${label.split('\n')[0]}" removed from the view`, async () => (await isGone()) || undefined, wb.timeoutMs);
     }
     console.log(`      [triage] ${removed} rows of deleted files removed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     await wb.runCommand('EXP-Bench: Triage Runs');

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import {
-  balancedAssignment, campaignBoard, campaignKey, campaignLinks, campaignTimesheet, CampaignLog, createCampaign, fixedAssignment, linkStates,
+  balancedAssignment, campaignBoard, maskSights, campaignKey, campaignLinks, campaignTimesheet, CampaignLog, createCampaign, fixedAssignment, linkStates,
   parseCampaignSpec, personOfToken, personTasks, planCampaign, readCampaignSpec, reissueLink, revokeLink, startCampaignFront, timesheetCsv, type AssignableTask,
 } from '../../src/core/campaigns';
 import { isExpBenchError } from '../../src/core/errors';
@@ -78,6 +78,47 @@ describe('baseline campaigns (src/core/campaigns): spec and assignment', () => {
     ]);
     assert.throws(() => fixedAssignment(['a'], tasks, { a: ['c/p9/*'] }), (e: unknown) => /baseline\.fixed\.a: c\/p9\/\*: matches none/.test((e as Error).message));
     assert.throws(() => fixedAssignment(['a', 'b'], tasks, { a: ['c/p0/0'] }), (e: unknown) => /baseline\.fixed\.b: this baseliner has no task/.test((e as Error).message));
+  });
+});
+
+describe('baseline campaigns: nobody sees one task\'s masked files in another task\'s workspace', function () {
+  this.timeout(120_000);
+  const t = (id: string, masked: string[], repository?: string): AssignableTask => ({ id, paper: id.split('/').slice(0, 2).join('/'), masked, ...(repository ? { repository } : {}) });
+
+  it('maskSights: a pair of one paper (or one repository) with different masks, both ways; equal or covering masks and other papers are not', () => {
+    const tasks = [t('c/p/0', ['a/x.py']), t('c/p/1', ['b/y.py']), t('c/p/2', ['a']), t('c/q/0', ['z.py'], 'https://r'), t('d/q2/0', ['w.py'], 'https://r'), t('c/p/3', ['a/x.py'])];
+    const of = (...ids: string[]) => maskSights(ids.map((task) => ({ person: 'ana', task })), tasks).map((s) => `${s.sees} shows ${s.task}'s ${s.path}`);
+    assert.deepEqual(of('c/p/0', 'c/p/1'), ['c/p/1 shows c/p/0\'s a/x.py', 'c/p/0 shows c/p/1\'s b/y.py']);
+    assert.deepEqual(of('c/p/0', 'c/p/3'), [], 'the same mask: each workspace is the other\'s');
+    assert.deepEqual(of('c/p/0', 'c/p/2'), ['c/p/0 shows c/p/2\'s a'], 'a/x.py is under the folder a that c/p/2 masks; the rest of a is in c/p/0\'s workspace');
+    assert.deepEqual(of('c/p/0', 'c/q/0'), [], 'other papers, other repositories');
+    assert.deepEqual(of('c/q/0', 'd/q2/0').length, 2, 'two papers of one code_url');
+    assert.deepEqual(maskSights([{ person: 'ana', task: 'c/p/0' }, { person: 'bo', task: 'c/p/1' }], tasks), [], 'two people');
+  });
+
+  it('campaign create refuses such an assignment naming the person, the tasks and the path, writes nothing; one task per person passes', async () => {
+    const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-campaigns-mask-'));
+    try {
+      const dataset = await buildRunSetFixture(tmp, 2);
+      // task 1 masks another script of the same repository than task 0 (as the tasks of a real paper do)
+      const file = path.join(dataset, 'tasks', 'fixture2026', '90001', '90001_complete_final.json');
+      const data = JSON.parse(await fsp.readFile(file, 'utf8'));
+      data.questions[1].masked_source = ['/workspace/toycal/metrics.py'];
+      await fsp.writeFile(file, JSON.stringify(data));
+      const spec = path.join(tmp, 'campaign.jsonc');
+      await fsp.writeFile(spec, SPEC(TWO));
+      const r = await cli(['campaign', 'create', spec, '--out', path.join(tmp, 'c')], { env: OFFLINE_ENV });
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, /ana: fixture2026\/90001\/1's workspace holds experiments\/temperature_scaling\.py, which fixture2026\/90001\/0 masks/);
+      assert.match(r.stderr, /ana: fixture2026\/90001\/0's workspace holds toycal\/metrics\.py, which fixture2026\/90001\/1 masks/);
+      assert.match(r.stderr, /bo: /);
+      assert.ok(!(await fsp.stat(path.join(tmp, 'c')).catch(() => undefined)), 'nothing written');
+      await fsp.writeFile(spec, SPEC(TWO.replace('"assignment": "balanced"', '"assignment": "balanced", "perPerson": {"tasks": 1}')));
+      const ok = await cli(['campaign', 'create', spec, '--out', path.join(tmp, 'c')], { env: OFFLINE_ENV });
+      assert.equal(ok.code, 0, ok.stderr);
+    } finally {
+      await fsp.rm(tmp, { recursive: true, force: true });
+    }
   });
 });
 

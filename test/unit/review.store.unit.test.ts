@@ -56,6 +56,20 @@ describe('review store (one file per judgement, real git merge)', function () {
     assert.equal((await store.list({ kind: 'score' })).length, 3);
   });
 
+  it('judgements added one after another keep that order, also within one millisecond: the latest score is the last added', async () => {
+    const store = new ReviewStore(dir);
+    const subject = { kind: 'run' as const, run: 'session:fedcba9876543210' };
+    const values = Array.from({ length: 40 }, (_, i) => i / 40);
+    for (const value of values) await store.add({ subject, kind: 'score', value, by: 'a' });
+    const comments = Array.from({ length: 200 }, (_, i) => `c${i}`);
+    for (const value of comments) await store.add({ subject, kind: 'comment', value, by: 'a' });
+    const all = await store.list({ run: subject.run });
+    assert.deepEqual(all.filter((j) => j.kind === 'score').map((j) => j.value), values);
+    assert.deepEqual(all.filter((j) => j.kind === 'comment').map((j) => j.value), comments);
+    assert.equal(latestOf(all, subject, 'score')?.value, values[values.length - 1]);
+    assert.equal(new Set(all.map((j) => j.at)).size, all.length, 'each at its own time');
+  });
+
   it('refuses a subject or value that does not fit the schema, naming the subject', async () => {
     const store = new ReviewStore(dir);
     await assert.rejects(store.add({ subject: { kind: 'task', task: 'no-slashes' }, kind: 'task-verdict', value: 'valid', by: 'a' }),

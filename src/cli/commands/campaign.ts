@@ -10,6 +10,7 @@ import { foldRunSet, type RunSetView } from '../../core/runs/fold';
 import { RunSetLayout } from '../../core/runs/layout';
 import { readRunSet } from '../../core/runs/state';
 import { formatWorking } from '../../core/session/clock';
+import { printable } from '../../core/untrusted';
 import { errorMessage } from '../../core/util/errors';
 import { printJson } from '../output';
 import { serveUntilStopped } from '../signals';
@@ -107,10 +108,11 @@ const mark = (v: boolean | null | undefined) => (v === null || v === undefined ?
 /** The organiser's board in the terminal: people as rows (docs/campaigns.md "The board"). */
 export function formatCampaignBoard(name: string, rows: readonly CampaignBoardRow[]): string {
   const head = ['person', 'task', 'status', 'phase', 'working', 'pauses', 'attested', 'AI off', 'E', 'D', 'I', 'C'];
+  // Every cell printable: the attested name comes from the solver's window (src/core/untrusted/text.ts).
   const body = rows.map((r) => [
     r.person, r.task, r.status, r.phase ?? '-', formatWorking(r.workingMs), String(r.pauses), r.attestedAs ?? '-', yn(r.aiOff),
     mark(r.outcome?.E), mark(r.outcome?.D), mark(r.outcome?.I), mark(r.outcome?.C),
-  ]);
+  ].map(printable));
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   return [`campaign ${name}: ${rows.length} session(s), ${rows.filter((r) => r.submitted).length} submitted`, line(head), ...body.map(line)].join('\n');

@@ -1,11 +1,62 @@
 import { ExpBenchError } from '../errors';
 import { wildcard } from '../runs/wildcard';
+import { covers } from '../workspace/mask';
 
 /** One assignment: a person's session of one task (a unit of the campaign's run set). */
 export interface Assignment { person: string; task: string }
 
-/** A task as assignment sees it: its id and its paper (`<conference>/<paperId>`). */
-export interface AssignableTask { id: string; paper: string }
+/**
+ * A task as assignment sees it: its id, its paper (`<conference>/<paperId>`), and what its
+ * workspace hides: the repository (`code_url`, when the paper list gives one) and the task's mask
+ * paths (`maskRules` of src/core/workspace/mask.ts: repository-relative files or folders; the
+ * root README is masked for every task, so it is not listed).
+ */
+export interface AssignableTask { id: string; paper: string; repository?: string; masked?: readonly string[] }
+
+/** A person given two tasks where one task's workspace holds what the other masks. */
+export interface MaskSight { person: string; task: string; sees: string; path: string }
+
+/**
+ * The pairs of one person's tasks where the workspace of `sees` holds a path that `task` masks:
+ * two tasks of one paper (or one repository) whose masks differ, so that working on one shows the
+ * other's ground-truth implementation (the tasks of an EXP-Bench paper mask different scripts of
+ * the same repository). A path masked by `task` is hidden in `sees`'s workspace only when one of
+ * `sees`'s mask paths is it or a folder above it (`covers`). Tasks with no `masked` list are not
+ * compared (nothing known). Empty when nobody can see a masked file.
+ */
+export function maskSights(assignment: readonly Assignment[], tasks: readonly AssignableTask[]): MaskSight[] {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const mine = new Map<string, AssignableTask[]>();
+  for (const a of assignment) {
+    const t = byId.get(a.task);
+    if (t) mine.set(a.person, [...(mine.get(a.person) ?? []), t]);
+  }
+  const out: MaskSight[] = [];
+  for (const [person, list] of mine) {
+    for (const t of list) {
+      for (const o of list) {
+        if (o === t || !t.masked || !o.masked) continue;
+        if (o.paper !== t.paper && (!t.repository || o.repository !== t.repository)) continue;
+        const seen = t.masked.find((p) => !o.masked!.some((q) => covers(q, p)));
+        if (seen !== undefined) out.push({ person, task: t.id, sees: o.id, path: seen });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * {@link maskSights} as a refusal: a campaign is proctored, and a person who can read one task's
+ * masked implementation in another task's workspace has reached its ground truth.
+ * @throws ExpBenchError BAD_INPUT naming `input` (the spec's assignment), each person and pair, and what to change
+ */
+export function refuseMaskSights(input: string, assignment: readonly Assignment[], tasks: readonly AssignableTask[]): void {
+  const sights = maskSights(assignment, tasks);
+  if (!sights.length) return;
+  const lines = sights.slice(0, 20).map((s) => `  ${s.person}: ${s.sees}'s workspace holds ${s.path}, which ${s.task} masks`);
+  if (sights.length > 20) lines.push(`  … and ${sights.length - 20} more`);
+  throw new ExpBenchError('BAD_INPUT', input, `gives one person two tasks of one repository whose masks differ, so one task's workspace shows the other's masked (ground-truth) files; nothing is written:\n${lines.join('\n')}\ngive each person at most one of these tasks (a smaller baseline.perPerson.tasks, "fixed" lists, or tasks of other papers)`);
+}
 
 /**
  * The tasks in round-robin order over their papers (papers in first-mention order, each paper's

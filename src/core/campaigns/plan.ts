@@ -6,7 +6,8 @@ import { planUnit, selectTasks, specDatasets, type UnitPlan } from '../runs/plan
 import { readRunSet } from '../runs/state';
 import { loadDatasets } from '../tasks/loader';
 import type { LoadResult } from '../tasks/types';
-import { assignmentChanges, balancedAssignment, fixedAssignment, type Assignment } from './assign';
+import { maskRules } from '../workspace/mask';
+import { assignmentChanges, balancedAssignment, fixedAssignment, refuseMaskSights, type Assignment } from './assign';
 import { CampaignLog } from './log';
 import { runSetPart, type CampaignSpec } from './spec';
 
@@ -22,17 +23,20 @@ export interface CampaignPlan {
  * assignment (`balanced` or `fixed`, src/core/campaigns/assign.ts), and one unit per assignment
  * with the actor `{kind: "human", name: <id>, baseliner: <id>}`, attempt 1, keyed as every unit
  * (docs/runs.md "Units and their keys"). Its name is `<conference>-<paperId>-<index>.<id>.a1`.
- * @throws ExpBenchError BAD_INPUT naming a selector that matches nothing, a `fixed` entry that is wrong, a `perPerson` larger than the tasks
+ * A person is never given two tasks of one repository whose masks differ ({@link refuseMaskSights}:
+ * one task's workspace would show the other's masked files).
+ * @throws ExpBenchError BAD_INPUT naming a selector that matches nothing, a `fixed` entry that is wrong, a `perPerson` larger than the tasks, an assignment that shows a person a masked file
  */
 export async function planCampaign(spec: CampaignSpec, o: { env?: NodeJS.ProcessEnv; loaded?: LoadResult } = {}): Promise<CampaignPlan> {
   const runSpec = runSetPart(spec);
   const loaded = o.loaded ?? await loadDatasets(specDatasets(runSpec, o.env));
   const tasks = await selectTasks(runSpec, loaded);
   const people = spec.baseline.baseliners.map((b) => b.id);
-  const assignable = tasks.map((t) => ({ id: t.id, paper: `${t.conference}/${t.paperId}` }));
+  const assignable = tasks.map((t) => ({ id: t.id, paper: `${t.conference}/${t.paperId}`, repository: t.paper?.codeUrl, masked: maskRules(t).map((r) => r.path) }));
   const assignment = spec.baseline.assignment === 'fixed'
     ? fixedAssignment(people, assignable, spec.baseline.fixed ?? {})
     : balancedAssignment(people, assignable, spec.baseline.perPerson?.tasks);
+  refuseMaskSights(`baseline.assignment (${spec.baseline.assignment})`, assignment, assignable);
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const units: UnitPlan[] = [];
   for (const a of assignment) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DesignDraftSchema, PhaseSchema } from '../steps/phases';
 import { LIMITS } from '../untrusted/limits';
+import { hasControl } from '../untrusted/text';
 
 /**
  * The host channel of a proctored window (issue 13): JSON Lines over the unix socket
@@ -60,7 +61,8 @@ export const SolverStateSchema = z.object({
 });
 export type SolverState = z.infer<typeof SolverStateSchema>;
 
-const Baseliner = z.string().trim().min(1, 'a name or id is needed').max(200);
+// A name shown on the organiser's board (terminal and VS Code): no control characters (src/core/untrusted/text.ts).
+const Baseliner = z.string().trim().min(1, 'a name or id is needed').max(200).refine((s) => !hasControl(s), 'a name without control characters');
 
 /** Methods: params and result of each (the client validates results, the host validates params). */
 export const METHODS = {

@@ -8,15 +8,18 @@ import { runKeyForSession } from '../review';
 import { outcomeFromRecord } from '../metrics/scores';
 import type { TaskOutcome } from '../metrics/types';
 import { errorMessage } from '../util/errors';
-import { trimEndOf } from '../untrusted';
+import { LIMITS, entryKind, kindWords, readUntrusted, trimEndOf } from '../untrusted';
 
 /**
  * Gathers the judged tasks under each folder: session folders (`private/judge/latest.json`) and
  * reference-harness judge JSON files (any `*.json` with `design_score` / `setup_score` /
  * `conclusion_score`). A session folder (one holding `workspace/` and `private/`, or a judge
- * record) counts only through its own judge record: its `private/` is not searched again (one
- * judgement is never counted twice) and its `workspace/` never is (whoever works in it can write
- * any file there); a session not judged yet is listed in `skipped`. Each folder is one group
+ * record) counts only through its own judge record, and nothing else under it is read: not its
+ * `private/` again (one judgement is never counted twice), not its `workspace/` nor its
+ * `channel/` (the proctored window's folder), which whoever works in the session can write; a
+ * session not judged yet is listed in `skipped`. Every file is read as untrusted
+ * (src/core/untrusted/read.ts): a symbolic link is never followed, a FIFO or device never opened,
+ * a file over `LIMITS.judgeFileBytes` not read; each is listed in `skipped` with the reason. Each folder is one group
  * (table row), named by its base name, except harness judge files named as the harness names
  * them (`<paperId>_task_index_<i>_iter_<k>_…_eval_judge.json`, harnessLayout.ts): their task id
  * is `<conference>/<paperId>/<i>` (conference from the folders, the config file beside, else
@@ -41,7 +44,7 @@ export async function collectOutcomes(dirs: string[], opts: CollectOptions = {})
     const st = await fsp.stat(abs).catch(() => undefined);
     if (!st) throw new ExpBenchError('BAD_INPUT', dir, 'folder or file does not exist');
     const group = path.basename(trimEndOf(abs, '\\/')).replace(/\.json$/, '');
-    if (st.isFile()) { await readOne(abs, group, outcomes, skipped, opts); continue; }
+    if (!st.isDirectory()) { await readOne(abs, group, outcomes, skipped, opts); continue; }
     await walk(abs, group, outcomes, skipped, 0, opts, runs);
   }
   const folded = foldCopies(outcomes, runs);
@@ -93,7 +96,7 @@ async function walk(dir: string, group: string, out: TaskOutcome[], skipped: { f
   const latest = path.join(dir, 'private', 'judge', 'latest.json');
   // Sorted: which copy of a run is found first does not depend on the file system's order.
   const entries = (await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const judged = await fsp.access(latest).then(() => true, () => false);
+  const judged = await fsp.lstat(latest).then(() => true, () => false);
   const isSession = judged || (entries.some((e) => e.name === 'workspace' && e.isDirectory()) && entries.some((e) => e.name === 'private' && e.isDirectory()));
   if (judged) {
     const n = out.length;
@@ -102,12 +105,14 @@ async function walk(dir: string, group: string, out: TaskOutcome[], skipped: { f
     if (key && rec) runs.set(out[out.length - 1], { key, createdAt: rec.createdAt });
   }
   else if (isSession) skipped.push({ file: dir, reason: 'a session not judged yet (no private/judge/latest.json): run `expbench judge` on it; its workspace is never read for judge files' });
+  // A session's folder is read only through its judge record: its workspace/ and channel/ are the solver's to write.
+  if (isSession) return;
   for (const e of entries) {
-    if (e.name === 'node_modules' || e.name === '.git' || e.name === 'workspace' && isSession) continue;
-    if (isSession && e.name === 'private') continue;
+    if (e.name === 'node_modules' || e.name === '.git') continue;
     const p = path.join(dir, e.name);
     if (e.isDirectory()) await walk(p, group, out, skipped, depth + 1, opts, runs);
     else if (e.isFile() && e.name.endsWith('.json')) await readOne(p, group, out, skipped, opts, true);
+    else if (e.name.endsWith('.json')) skipped.push({ file: p, reason: `${kindWords(entryKind(e))}, not a file: not read (a judge file is a regular file; links are never followed)` });
   }
 }
 
@@ -118,9 +123,18 @@ async function readOne(file: string, group: string, out: TaskOutcome[], skipped:
     skipped.push({ file, reason: 'not a judge file (a judge record or a reference-harness judge file is a .json file)' });
     return;
   }
+  let text: string;
+  try {
+    const buf = await readUntrusted(file, { maxBytes: LIMITS.judgeFileBytes, what: 'a judge file' });
+    if (buf === undefined) { skipped.push({ file, reason: 'vanished while the folder was read' }); return; }
+    text = buf.toString('utf8');
+  } catch (e) {
+    skipped.push({ file, reason: errorMessage(e) });
+    return;
+  }
   let json: unknown;
   try {
-    json = JSON.parse(await fsp.readFile(file, 'utf8'));
+    json = JSON.parse(text);
   } catch (e: any) {
     skipped.push({ file, reason: `not JSON: ${errorMessage(e)}` });
     return;

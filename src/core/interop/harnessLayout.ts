@@ -1,5 +1,5 @@
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { LIMITS, readUntrusted } from '../untrusted';
 
 /**
  * What the name and place of one reference-harness judge file say about it. The harness writes
@@ -69,7 +69,10 @@ function layoutOf(dir: string, paperId: string): { conference?: string; agent: s
 
 async function readConfig(file: string): Promise<Record<string, unknown> | undefined> {
   try {
-    const j: unknown = JSON.parse(await fsp.readFile(file, 'utf8'));
+    // As the judge files beside it: no link followed, no FIFO opened, bounded (src/core/untrusted/read.ts).
+    const buf = await readUntrusted(file, { maxBytes: LIMITS.judgeFileBytes, what: 'a harness config file' });
+    if (buf === undefined) return undefined;
+    const j: unknown = JSON.parse(buf.toString('utf8'));
     return j && typeof j === 'object' && !Array.isArray(j) ? j as Record<string, unknown> : undefined;
   } catch {
     return undefined;

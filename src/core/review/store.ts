@@ -24,6 +24,20 @@ export interface NewJudgement {
   by?: string;
 }
 
+let lastAt = 0;
+
+/**
+ * The time of a new judgement (ISO 8601): now, but at least 1 ms after every judgement this process
+ * made and after those of `seen` (the subject's, for a replacing kind): two added within one
+ * millisecond would else be ordered by their random ids ({@link compareJudgements}), and the
+ * latest of a kind would be either one.
+ */
+function laterThan(seen: readonly Judgement[]): string {
+  const last = seen.reduce((m, x) => Math.max(m, Date.parse(x.at) || 0), lastAt);
+  lastAt = Math.max(Date.now(), last + 1);
+  return new Date(lastAt).toISOString();
+}
+
 /** Earlier first: by `at`, then by `id` (two judgements of one millisecond keep one order everywhere). */
 export function compareJudgements(a: Judgement, b: Judgement): number {
   return a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -77,15 +91,14 @@ export class ReviewStore {
     const value = parseOrThrow(schema, input.value, `a ${input.kind} value`, what);
     const by = (input.by ?? await whoAmI()).trim();
     if (!by) throw new ExpBenchError('BAD_INPUT', what, 'the judge (by) is empty');
+    const dir = path.join(this.root, ...subjectSegments(subject));
+    const here = LIST_KINDS.has(input.kind) ? [] : (await this.readFolder(dir, false)).judgements;
     const j: Judgement = {
-      version: JUDGEMENT_VERSION, id: randomBytes(8).toString('hex'), at: new Date().toISOString(), by, subject, kind: input.kind, value,
+      version: JUDGEMENT_VERSION, id: randomBytes(8).toString('hex'), at: laterThan(here), by, subject, kind: input.kind, value,
     };
     if (input.reason !== undefined && input.reason.trim()) j.reason = input.reason.trim();
-    const dir = path.join(this.root, ...subjectSegments(subject));
-    if (!LIST_KINDS.has(input.kind)) {
-      const prev = latestOf((await this.readFolder(dir, false)).judgements, subject, input.kind);
-      if (prev) j.before = prev.value;
-    }
+    const prev = latestOf(here, subject, input.kind);
+    if (prev) j.before = prev.value;
     const file = path.join(dir, judgementFileName(j));
     await writeAtomic(file, canonicalJson(j));
     logger.info(`${j.by} added ${j.kind} on ${what} (${path.relative(this.root, file)})`);

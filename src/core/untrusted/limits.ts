@@ -26,6 +26,8 @@ export const LIMITS = {
    * blocks more) fit in 512 MiB (src/core/verify/container-io.ts).
    */
   changedArchiveBytes: 512 * MiB,
+  /** A judge file `expbench report` reads (a judge record, a reference-harness judge file): a few KiB in practice. */
+  judgeFileBytes: 16 * MiB,
   /** A settings file of the proctored editor the host reads back (JSON with comments). */
   settingsBytes: 1 * MiB,
   /** One MCP message: a stdio line or an HTTP body. */

@@ -29,3 +29,28 @@ export function trimStartOf(s: string, chars: string | ((c: string) => boolean))
 export function hasLineTerminator(s: string): boolean {
   return /[\n\r\u2028\u2029]/.test(s);
 }
+
+/**
+ * Control characters a terminal acts on (C0 but for tab, DEL, C1) and the bidirectional controls
+ * (U+200E–U+200F, U+202A–U+202E, U+2066–U+2069) that reorder what is shown, plus the line and
+ * paragraph separators: a single-character class, so the test takes one pass.
+ */
+const TERMINAL_UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** True when `s` holds one of those characters. */
+export function hasControl(s: string): boolean {
+  TERMINAL_UNSAFE.lastIndex = 0;
+  return TERMINAL_UNSAFE.test(s);
+}
+
+/**
+ * `s` for a terminal or a one-line cell: each control character (see {@link hasControl}) shown as
+ * its escape (`\x1b`, `\u202e`), so what the solver wrote cannot move the cursor, recolour, set
+ * the clipboard (OSC 52) or reorder a line of the organiser's screen. Other text is unchanged.
+ */
+export function printable(s: string): string {
+  return s.replace(TERMINAL_UNSAFE, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+  });
+}

@@ -18,7 +18,7 @@ const statLine = async (file: string): Promise<string> => {
 /**
  * A cheap summary of what a folder of sessions and harness judge files holds, for a periodic
  * re-check behind a file watcher that can miss events: the names of the folders walked (as
- * `expbench report DIR` walks them: never a session's `workspace/` or `private/`, nor
+ * `expbench report DIR` walks them: nothing under a session but its own files, nor
  * `node_modules/` or `.git/`), the size, mtime and inode of each session's {@link SESSION_FILES}
  * and of each `*.json` file outside sessions. Only `readdir` and `stat`: no file is opened, and
  * links are not followed into (a `Dirent` that is a link is neither a folder nor a file here).
@@ -39,9 +39,11 @@ export async function sessionsFingerprint(dir: string, bounds: FingerprintBounds
     const isSession = entries.some((e) => e.name === 'private' && e.isDirectory());
     lines.push(`${d}/`);
     if (isSession) for (const f of SESSION_FILES) lines.push(await statLine(path.join(d, f)));
+    // Nothing else of a session is read by the views (its workspace/ and channel/ are the solver's).
+    if (isSession) return;
     for (const e of entries) {
       if (++seen > bounds.entries) { truncated = true; return; }
-      if (e.name === 'node_modules' || e.name === '.git' || (isSession && (e.name === 'workspace' || e.name === 'private'))) continue;
+      if (e.name === 'node_modules' || e.name === '.git') continue;
       const p = path.join(d, e.name);
       if (e.isDirectory()) await walk(p, depth + 1);
       else if (e.isFile() && e.name.endsWith('.json')) lines.push(await statLine(p));

@@ -16,7 +16,7 @@ import { readSubmission, writeSubmission, type Submission } from './journal';
 import { lineOf, parseSacct, parseSinfo, parseSqueue, slurmState, SQUEUE_FORMAT, type SlurmJobLine } from './parse';
 import { isEnvName, jobScript } from './script';
 import type { SlurmPlacementSpec } from './spec';
-import { isInside, stageCli } from './stage';
+import { isInside, stageCli, type StagedCli } from './stage';
 
 const logger = log('slurm');
 
@@ -59,7 +59,7 @@ export class SlurmPlacement implements Placement {
   /** Placed units whose exit record is looked for (a hint that their job ends now). */
   private readonly watched = new Map<string, ParsedRef>();
   private timer?: NodeJS.Timeout;
-  private staged?: Promise<string>;
+  private staged?: Promise<StagedCli>;
   private disposed = false;
 
   constructor(private readonly o: SlurmPlacementOptions) {
@@ -255,10 +255,11 @@ export class SlurmPlacement implements Placement {
     const cwd = first.cwd ?? path.dirname(path.dirname(first.logFile));
     const cli = this.o.cli ?? projectCli(this.env);
     let script = cli.args[0];
+    let cliSha256: string | undefined;
     if (spec.sharedDir) {
       if (!isInside(cwd, spec.sharedDir)) throw new ExpBenchError('BAD_INPUT', cwd, `the run set's folder is not inside the shared folder ${spec.sharedDir} (placement.sharedDir): the nodes could not see it; make the run set there`);
       this.staged ??= stageCli(cli, spec.sharedDir);
-      script = await this.staged;
+      ({ script, sha256: cliSha256 } = await this.staged);
     }
     const name = `expbench-${first.runSet}-${randomBytes(3).toString('hex')}`.replace(/[^\w.-]/g, '-');
     const at = new Date().toISOString();
@@ -269,7 +270,7 @@ export class SlurmPlacement implements Placement {
       name, runSet: first.runSet, title: `${jobs.length === 1 ? first.name : `${first.name} and ${jobs.length - 1} more`}, shape ${shapeOf(first.resources)}`,
       resources: first.resources, elements: jobs.map((j) => ({ unit: j.unit, args: j.args, logFile: j.logFile })), throttle,
       partition: spec.partition, account: spec.account, qos: spec.qos, exportNames: passed,
-      env: { ...(first.env ?? {}), ...cli.env }, cwd, node: this.env.EXPBENCH_NODE || cli.exe, cliArgs: [script, ...cli.args.slice(1)], container: spec.container,
+      env: { ...(first.env ?? {}), ...cli.env }, cwd, node: this.env.EXPBENCH_NODE || cli.exe, cliArgs: [script, ...cli.args.slice(1)], ...(cliSha256 ? { cliSha256 } : {}), container: spec.container,
     });
     const file = path.join(dir, `${name}.sh`);
     await fsp.writeFile(file, text, { mode: 0o644 });

@@ -45,6 +45,11 @@ export interface JobScriptInput {
   /** How to start the CLI on the node: node (tried first; else `node` on the node's PATH) and the bundle. */
   node: string;
   cliArgs: string[];
+  /**
+   * The SHA-256 (hex) `cliArgs[0]` must have when the job starts (the copy in the shared folder,
+   * stage.ts): checked first, a job whose CLI was changed since it was staged stops (exit 1) without starting it.
+   */
+  cliSha256?: string;
   /** The engine the unit's containers run in: `docker` (its socket, or DOCKER_HOST) or `podman` (a per-job API service). */
   container: 'docker' | 'podman';
 }
@@ -121,6 +126,9 @@ export function jobScript(i: JobScriptInput): string {
     ...argsCases,
     '  *) echo "expbench: no element $i in this array"; exit 1 ;;',
     'esac',
+    ...(i.cliSha256 ? [
+      `cli_sum=$(sha256sum < ${shq(i.cliArgs[0])}) && [[ \${cli_sum%% *} == ${shq(i.cliSha256)} ]] || { echo "expbench: "${shq(i.cliArgs[0])}" is not the CLI that was staged for this job (its SHA-256 differs): not started"; exit 1; }`,
+    ] : []),
     `"$node_bin" ${i.cliArgs.map(shq).join(' ')} "$@" &`,
     'child=$!',
     'while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || break; done',
