@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { ExpBenchError } from '../../errors';
@@ -286,13 +287,17 @@ export class SlurmPlacement implements Placement {
     return jobs.map((j, index) => ({ kind: this.kind, unit: j.unit, id: `${jobId}_${index}`, logFile: j.logFile, submittedAt: at }));
   }
 
-  /** The array job id of a submission named `name`, from squeue, else sacct; undefined when Slurm never had it. */
+  /**
+   * The array job id of a submission named `name`, from squeue, else sacct; undefined when Slurm
+   * never had it. Only this user's jobs: the name is in the script and the record before sbatch
+   * runs, and another user's job of that name must never be adopted.
+   */
   private async findByName(name: string, at: string): Promise<string | undefined> {
-    const q = await runSlurm('squeue', ['-h', '-t', 'all', '--name', name, '-o', '%F'], this.env);
+    const q = await runSlurm('squeue', ['-h', '--me', '-t', 'all', '--name', name, '-o', '%F'], this.env);
     const fromQ = q.stdout.split('\n').map((l) => l.trim()).find((l) => /^\d+$/.test(l));
     if (fromQ) return fromQ;
     const since = new Date(Date.parse(at) - 3600_000).toISOString().slice(0, 19);
-    const a = await runSlurm('sacct', ['-n', '-X', '-P', '--name', name, '-S', since, '-o', 'JobID'], this.env);
+    const a = await runSlurm('sacct', ['-n', '-X', '-P', '-u', os.userInfo().username, '--name', name, '-S', since, '-o', 'JobID'], this.env);
     return a.stdout.split('\n').map((l) => /^(\d+)/.exec(l.trim())?.[1]).find((x): x is string => !!x);
   }
 
