@@ -237,7 +237,7 @@ describe('proctored window guards (issue 26 item 6)', function () {
 
     it('refuses /proxy/ and /absproxy/ in every spelling, for requests and upgrades; other paths go through', async () => {
       const { f, cookie } = await signedIn();
-      for (const p of ['/proxy/8081/', '/absproxy/8081/x', '/proxy', '//proxy/8081/', '/PROXY/8081/', '/%70roxy/8081/', '/abs%70roxy/1/', '/proxy%2F8081', '/%E0%A4%A']) {
+      for (const p of ['/proxy/8081/', '/absproxy/8081/x', '/proxy', '//proxy/8081/', '/PROXY/8081/', '/%70roxy/8081/', '/abs%70roxy/1/', '/proxy%2F8081', '/%E0%A4%A', '/./proxy/8081/', '/a/../proxy/8081/', '/%2e/proxy/8081/', '/x/%2E%2E/absproxy/1/', '/../proxy/1']) {
         const r = await request(`${f.origin}${p}`, { cookie });
         assert.equal(r.status, 403, p);
         assert.match(r.body, /port proxy/);

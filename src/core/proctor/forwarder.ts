@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import * as net from 'node:net';
@@ -36,12 +37,13 @@ export const FORWARDER_CSP = [
  * Whether a request path is code-server's port proxy (`/proxy/<port>/…`, `/absproxy/<port>/…`):
  * refused by the forwarder whatever code-server would do (it runs with --disable-proxy), so a
  * second server started in the terminal is never reachable from the browser. Checked on the
- * decoded path, any case, repeated slashes folded.
+ * decoded path, any case, repeated slashes folded and dot segments resolved.
  */
 export function isProxyPath(rawPath: string): boolean {
   let p = rawPath.split(/[?#]/, 1)[0] ?? '';
   try { p = decodeURIComponent(p); } catch { return true; }
-  p = p.replace(/\\/g, '/').replace(/\/{2,}/g, '/').toLowerCase();
+  // dot segments resolved as a server resolves them (`/./proxy/`, `/a/../proxy/`, `/%2e/proxy/`)
+  p = path.posix.normalize(`/${p.replace(/\\/g, '/')}`).toLowerCase();
   return p === '/proxy' || p === '/absproxy' || p.startsWith('/proxy/') || p.startsWith('/absproxy/');
 }
 
