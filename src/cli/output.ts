@@ -1,3 +1,4 @@
+import { printableLines } from '../core/untrusted';
 import { isExpBenchError } from '../core/errors';
 
 /** Prints `value` as one JSON document on stdout. */
@@ -7,7 +8,8 @@ export function printJson(value: unknown): void {
 
 /** Prints `message` on stderr as `expbench: …` and sets the exit code. */
 export function fail(message: string, code = 1): void {
-  console.error(`expbench: ${message}`);
+  // Messages quote file names and text from the solver's side: no control character reaches the terminal.
+  console.error(`expbench: ${printableLines(message)}`);
   process.exitCode = code;
 }
 

@@ -1,3 +1,4 @@
+import { printable } from '../core/untrusted';
 import { plural } from '../core/util/plural';
 import { boardRows, type BoardRow } from '../core/runs/status';
 import type { RunSetView } from '../core/runs/fold';
@@ -21,7 +22,9 @@ export function formatBoard(header: string, rows: BoardRow[], width = 180): stri
   const head = `${'id'.padEnd(12)} ${'task'.padEnd(22)} ${'actor'.padEnd(16)} ${'status'.padEnd(10)} try ${'phase'.padEnd(14)} ${'elapsed/limit'.padEnd(16)} ${'tokens'.padStart(7)} ${'USD'.padStart(8)}  E D I C  detail`;
   const lines = rows.map((r) => {
     const line = `${r.id} ${cut(r.task, 22)} ${cut(r.actor ? `${r.actor} a${r.attempt}` : '', 16)} ${cut(`${r.status}${r.mark === 'error' ? ' ⚠' : r.mark ? ` ${r.mark}` : ''}`, 10)} ${String(r.try).padStart(3)} ${cut(r.phase ?? '-', 14)} ${cut(`${clock(r.elapsedMs)}/${clock(r.limitMs)}`, 16)} ${tokens(r.tokens).padStart(7)} ${cost(r.costUsd).padStart(8)}  ${flag(r.E)} ${flag(r.D)} ${flag(r.I)} ${flag(r.C)}  ${r.engine ?? r.detail}`;
-    return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+    // a unit's detail quotes what its run printed: one printable line
+    const safe = printable(line);
+    return safe.length > width ? `${safe.slice(0, width - 1)}…` : safe;
   });
   return [header, head, ...lines].join('\n');
 }
@@ -34,15 +37,15 @@ export function recordLine(r: RunSetRecord, view: RunSetView): string | undefine
   switch (r.type) {
     case 'orchestrator.started': return `${t} ${r.command}: ${plural(view.units.length, 'unit')} on ${r.capacity}`;
     case 'orchestrator.reaped': return `${t} reaped what the previous run left: ${r.stopped.length} unit process(es) stopped, ${r.containers.length} container(s) removed`;
-    case 'unit.waiting': return `${t} ${who}: waiting: ${r.reason}`;
+    case 'unit.waiting': return `${t} ${who}: waiting: ${printable(r.reason)}`;
     case 'unit.placed': return `${t} ${who}: placed (try ${r.try})`;
     case 'unit.started': return `${t} ${who}: running (try ${r.try})`;
-    case 'unit.retry': return `${t} ${who}: retry after ${r.after.slice(11, 19)}: ${r.reason}`;
+    case 'unit.retry': return `${t} ${who}: retry after ${r.after.slice(11, 19)}: ${printable(r.reason)}`;
     case 'unit.requeued': return `${t} ${who}: requeued (${r.end})`;
     case 'unit.finished': {
       const o = r.outcome;
       const e = o ? ` E ${flag(o.E)} D ${flag(o.D)} I ${flag(o.I)} C ${flag(o.C)} All·E ${flag(o.AllE)}` : '';
-      return `${t} ${who}: ${r.status}${e}: ${r.message}${r.status === 'failed' && r.log ? ` (log ${r.log})` : ''}`;
+      return `${t} ${who}: ${r.status}${e}: ${printable(r.message)}${r.status === 'failed' && r.log ? ` (log ${r.log})` : ''}`;
     }
     case 'unit.cancelled': return `${t} ${who}: cancelled`;
     case 'runset.cancelled': return `${t} run set cancelled`;

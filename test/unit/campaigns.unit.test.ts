@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import {
-  balancedAssignment, campaignBoard, maskSights, campaignKey, campaignLinks, campaignTimesheet, CampaignLog, createCampaign, fixedAssignment, linkStates,
+  balancedAssignment, campaignBoard, maskSights, repositoryKey, campaignKey, campaignLinks, campaignTimesheet, CampaignLog, createCampaign, fixedAssignment, linkStates,
   parseCampaignSpec, personOfToken, personTasks, planCampaign, readCampaignSpec, reissueLink, revokeLink, startCampaignFront, timesheetCsv, type AssignableTask,
 } from '../../src/core/campaigns';
 import { isExpBenchError } from '../../src/core/errors';
@@ -94,6 +94,34 @@ describe('baseline campaigns: nobody sees one task\'s masked files in another ta
     assert.deepEqual(of('c/p/0', 'c/q/0'), [], 'other papers, other repositories');
     assert.deepEqual(of('c/q/0', 'd/q2/0').length, 2, 'two papers of one code_url');
     assert.deepEqual(maskSights([{ person: 'ana', task: 'c/p/0' }, { person: 'bo', task: 'c/p/1' }], tasks), [], 'two people');
+  });
+
+  it('repositoryKey: one repository however its URL is written; folders by their absolute path', () => {
+    const one = ['https://github.com/x/toycal', 'https://GitHub.com/x/Toycal.git/', 'git@github.com:x/toycal.git', 'ssh://git@github.com/x/toycal', 'http://github.com/x/toycal/', 'ssh://git@github.com:22/x/toycal.git'];
+    assert.deepEqual(new Set(one.map(repositoryKey)), new Set(['url:github.com/x/toycal']));
+    assert.notEqual(repositoryKey('https://github.com/x/toycal2'), repositoryKey('https://github.com/x/toycal'));
+    assert.equal(repositoryKey('/a/b/../repo/'), repositoryKey('/a/repo'));
+  });
+
+  it('two papers prepared from one repository (the same local_repo, no code_url) are compared too', async () => {
+    const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'expbench-campaigns-mask2-'));
+    try {
+      const dataset = await buildRunSetFixture(tmp, 1);
+      const papers = path.join(dataset, 'papers', 'fixture2026.jsonl');
+      const first = JSON.parse((await fsp.readFile(papers, 'utf8')).trim());
+      await fsp.appendFile(papers, JSON.stringify({ ...first, id: '90002', code_url: '' }) + '\n');
+      const task = JSON.parse(await fsp.readFile(path.join(dataset, 'tasks', 'fixture2026', '90001', '90001_complete_final.json'), 'utf8'));
+      task.questions[0].masked_source = ['toycal/metrics.py'];
+      await fsp.mkdir(path.join(dataset, 'tasks', 'fixture2026', '90002'), { recursive: true });
+      await fsp.writeFile(path.join(dataset, 'tasks', 'fixture2026', '90002', '90002_complete_final.json'), JSON.stringify(task));
+      const spec = path.join(tmp, 'campaign.jsonc');
+      await fsp.writeFile(spec, SPEC('{"baseliners": [{"id": "ana"}], "assignment": "balanced"}').replace('"fixture2026/90001/1"', '"fixture2026/90002/0"'));
+      const r = await cli(['campaign', 'create', spec, '--out', path.join(tmp, 'c')], { env: OFFLINE_ENV });
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, /ana: fixture2026\/90002\/0's workspace holds experiments\/temperature_scaling\.py, which fixture2026\/90001\/0 masks/);
+    } finally {
+      await fsp.rm(tmp, { recursive: true, force: true });
+    }
   });
 
   it('campaign create refuses such an assignment naming the person, the tasks and the path, writes nothing; one task per person passes', async () => {

@@ -6,7 +6,8 @@
  * the real one and a newer judge record replaced the real judgement (the real one then listed as
  * the "copy"); a FIFO there hung the report; a link there was followed to a host file. Each is
  * planted here as the solver would, and none may count; outside sessions, links and special
- * files named `*.json` are listed as skipped, never read. Real sessions through `node dist/cli.js`.
+ * files named `*.json` are listed as skipped, never read, and so is a harness run's answers file
+ * (`…_eval_gen.json`) with judge-shaped score fields. Real sessions through `node dist/cli.js`.
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -56,6 +57,8 @@ describe('trust: report reads a session only through its own judge record', func
     fs.mkdirSync(other);
     fs.symlinkSync(path.join(harness, 'toycal_task_index_0_iter_1_duration_0.5_eval_judge.json'), path.join(other, 'linked_eval_judge.json'));
     execFileSync('mkfifo', [path.join(other, 'pipe_eval_judge.json')]);
+    // The harness's answers file of an agent's run, carrying judge-shaped score fields.
+    fs.writeFileSync(path.join(other, 'toycal_task_index_0_iter_1_duration_0.5_eval_gen.json'), JSON.stringify({ design: 'x', conclusion: 'y', design_score: 100, setup_score: 100, conclusion_score: 'correct' }));
   });
   after(() => { if (base) fs.rmSync(base, { recursive: true, force: true }); });
 
@@ -66,6 +69,7 @@ describe('trust: report reads a session only through its own judge record', func
     const reasons = new Map(skipped.map((s) => [path.basename(s.file), s.reason]));
     assert.match(reasons.get('linked_eval_judge.json') ?? '', /symbolic link/);
     assert.match(reasons.get('pipe_eval_judge.json') ?? '', /FIFO/);
+    assert.match(reasons.get('toycal_task_index_0_iter_1_duration_0.5_eval_gen.json') ?? '', /not its judge file/);
     assert.ok(!skipped.some((s) => s.file.includes(`${path.sep}channel${path.sep}`)), `nothing under channel/ was looked at: ${JSON.stringify(skipped)}`);
   });
 

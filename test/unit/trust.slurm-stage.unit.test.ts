@@ -63,6 +63,29 @@ describe('trust: the CLI staged for Slurm jobs in a shared folder', function () 
     await assert.rejects(stageCli(cli(), shared), refused(/\.expbench: can be written by its group \(mode 777\)/));
   });
 
+  it('a CLI the user put in the shared folder is held to the same rule: refused when others can write it, else taken with its SHA-256', async () => {
+    const own = path.join(shared, 'tools');
+    fs.cpSync(pkg, own, { recursive: true });
+    fs.chmodSync(own, 0o755);
+    fs.chmodSync(path.join(own, 'dist'), 0o777);
+    const entry = { exe: process.execPath, args: [path.join(own, 'dist', 'cli.js')], env: {} };
+    await assert.rejects(stageCli(entry, shared), refused(/tools\/dist: can be written by its group \(mode 777\)/));
+    fs.chmodSync(path.join(own, 'dist'), 0o755);
+    fs.chmodSync(path.join(own, 'dist', 'cli.js'), 0o644);
+    assert.deepEqual(await stageCli(entry, shared), { script: entry.args[0], sha256: createHash('sha256').update(BUNDLE).digest('hex') });
+  });
+
+  it('the bundled samples are copied without group or others\' write (an install under umask 002 has 0664 files)', async () => {
+    fs.mkdirSync(path.join(pkg, 'samples', 'exp-bench'), { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'samples', 'exp-bench', 'task.json'), '{}');
+    fs.chmodSync(path.join(pkg, 'samples', 'exp-bench', 'task.json'), 0o664);
+    fs.chmodSync(path.join(pkg, 'samples', 'exp-bench'), 0o775);
+    fs.chmodSync(path.join(pkg, 'samples'), 0o777);
+    const a = await stageCli(cli(), shared);
+    const root = path.dirname(path.dirname(a.script));
+    assert.deepEqual(['samples', 'samples/exp-bench', 'samples/exp-bench/task.json'].map((r) => (fs.lstatSync(path.join(root, r)).mode & 0o777).toString(8)), ['755', '755', '644']);
+  });
+
   it('a job whose staged CLI changed after staging stops before starting it (exit 1, said in its log); the unchanged one starts', async () => {
     const staged = await stageCli(cli(), shared);
     const run = (name: string) => {

@@ -1,3 +1,4 @@
+import { printableLines } from '../../core/untrusted';
 import { Command } from 'commander';
 import { unconfinedSessions } from '../../core/agent/outside';
 import { collectOutcomes } from '../../core/interop/collect';
@@ -71,7 +72,7 @@ export function register(program: Command): void {
       // A file whose runs are listed was read (as a trajectory): its "not a judge file" is no news.
       const skipped = runs ? collected.skipped.filter((s) => !runs.some((r) => r.run === s.file || r.run.startsWith(`${s.file}#`))) : collected.skipped;
       const outcomes = opts.by === 'actor' ? await groupOutcomesByActor(collected.outcomes) : collected.outcomes;
-      for (const s of skipped) console.error(`expbench: skipped ${s.file}: ${s.reason}`);
+      for (const s of skipped) console.error(printableLines(`expbench: skipped ${s.file}: ${s.reason}`));
       if (outcomes.length === 0 && runs?.length) {
         if (opts.json) printJson({ policy: { name: policy.name, description: policy.description }, runs, rows: [], skipped, folded: collected.folded });
         else console.log(`${formatRuns(runs, opts.by)}\n\nno judged run: no metrics table`);
@@ -110,7 +111,7 @@ async function runRows(dirs: string[], policy: ReturnType<typeof policyByName>, 
   const harness = await harnessJudgeRows(outcomes, policy, new Set(rows.map((r) => r.run)));
   const sources = outcomes.map((o) => o.source);
   const under = (p: string) => sources.some((s) => s === p || s.startsWith(p.endsWith(path.sep) ? p : p + path.sep));
-  for (const s of skipped) if (!under(s.file)) console.error(`expbench: no run in ${s.file}: ${s.reason}`);
+  for (const s of skipped) if (!under(s.file)) console.error(printableLines(`expbench: no run in ${s.file}: ${s.reason}`));
   const byTask = sortRows([...rows, ...harness], 'task');
   return by === 'actor' ? sortRows(byTask, 'actor') : byTask;
 }

@@ -1,3 +1,4 @@
+import { printableLines } from '../../core/untrusted';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { ExpBenchError } from '../../core/errors';
@@ -41,7 +42,7 @@ export function register(program: Command): void {
         printJson({ session: layout.root, state, clock, unconfined: unconfinedAgents(ev.events), events: ev.events, eventProblems: { invalid: ev.invalid, torn: ev.torn ?? null } });
         return;
       }
-      console.log(showText(layout, state, clock, ev.events));
+      console.log(printableLines(showText(layout, state, clock, ev.events))); // notes are the solver's text
       for (const l of ev.invalid) console.error(`expbench: ${layout.events}:${l.line}: invalid event (${l.error})`);
       if (ev.torn) console.error(`expbench: ${layout.events}:${ev.torn.line}: torn last line (${ev.torn.text.length} characters, no newline): a writer stopped mid-line`);
     });

@@ -1,3 +1,4 @@
+import { printableLines } from '../../core/untrusted';
 import { Command } from 'commander';
 import { importFiles, summarize, type TrajectorySummary } from '../../core/trajectory/import';
 import type { Trajectory } from '../../core/trajectory/types';
@@ -27,7 +28,7 @@ export function register(program: Command): void {
         for (const t of trajectories) {
           console.log(`${t.format}\t${t.id}\t${t.task ?? '-'}\t${plural(t.steps, 'step')}\t${mappedWords(t)}\t${t.redactions} redacted\t${plural(t.problems.length, 'problem')}`);
         }
-        for (const p of r.problems) console.log(`${p.severity.padEnd(7)} ${p.file}${p.entry ? `!${p.entry}` : ''}${p.line ? `:${p.line}` : ''}#${p.pointer} ${p.message}`);
+        for (const p of r.problems) console.log(printableLines(`${p.severity.padEnd(7)} ${p.file}${p.entry ? `!${p.entry}` : ''}${p.line ? `:${p.line}` : ''}#${p.pointer} ${p.message}`));
         console.error(`${plural(trajectories.length, 'trajectory', 'trajectories')} from ${plural(files.length, 'file')}, ${r.files.filter((f) => f.unreadable).length} unreadable or of no known format`);
       }
       process.exitCode = r.files.some((f) => f.unreadable) ? 2 : 0;
@@ -48,7 +49,7 @@ export function register(program: Command): void {
       const chosen: Trajectory | undefined = opts.id ? all.find((t) => t.id === opts.id) : [...all].sort(bySample)[0];
       process.exitCode = r.files.some((f) => f.unreadable) ? 2 : 0;
       if (!chosen) {
-        for (const p of r.problems) console.error(`${p.severity} ${p.file}#${p.pointer} ${p.message}`);
+        for (const p of r.problems) console.error(printableLines(`${p.severity} ${p.file}#${p.pointer} ${p.message}`));
         return fail(opts.id ? `no trajectory ${opts.id} in ${file} (it holds ${ids.join(', ') || 'none'})` : `${file} holds no trajectory`, r.files.some((f) => f.unreadable) ? 2 : 1);
       }
       const t: Trajectory = chosen;
@@ -57,15 +58,15 @@ export function register(program: Command): void {
         const s = Number.isInteger(n) ? t.steps[n] : undefined;
         if (!s) return fail(`${file}: no step ${opts.step} (the trajectory has ${plural(t.steps.length, 'step')}, 0..${t.steps.length - 1})`, 1);
         if (opts.json) printJson(s);
-        else console.log(stepText(s, Infinity));
+        else console.log(printableLines(stepText(s, Infinity)));
         return;
       }
       const usage = usageTotals(t, prices);
       if (opts.json) { printJson({ ...t, usage, totalTokens: usage.totalTokens, fileTotals: fileTotals(all, prices), problems: [...t.problems, ...r.problems] }); return; }
       console.log(`${t.format} ${t.id}${t.task ? ` (task ${t.task})` : ''}: ${plural(t.steps.length, 'step')}, ${plural(t.redactions, 'secret')} redacted${ids.length > 1 ? `; the file holds ${plural(ids.length, 'trajectory', 'trajectories')} (--id)` : ''}`);
       console.log(`tokens ${usage.totalTokens.toLocaleString('en')} (${usage.from}): input ${usage.inputTokens.toLocaleString('en')}, output ${usage.outputTokens.toLocaleString('en')}, cache read ${usage.cacheReadTokens.toLocaleString('en')}, cache write ${usage.cacheWriteTokens.toLocaleString('en')}, reasoning ${usage.reasoningTokens.toLocaleString('en')}; cost ${usage.costUsd === null ? 'unpriced' : `$${usage.costUsd.toFixed(4)} (${usage.costFrom})`}${usage.unpricedCalls ? `, ${plural(usage.unpricedCalls, 'call')} unpriced` : ''}`);
-      for (const s of t.steps) console.log(stepText(s, 300));
-      for (const p of [...t.problems, ...r.problems]) console.log(`${p.severity} ${p.pointer || '(file)'} ${p.message}`);
+      for (const s of t.steps) console.log(printableLines(stepText(s, 300)));
+      for (const p of [...t.problems, ...r.problems]) console.log(printableLines(`${p.severity} ${p.pointer || '(file)'} ${p.message}`));
     });
 
   registerRepo(traj);

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { wildcard } from '../runs/wildcard';
 import { covers } from '../workspace/mask';
@@ -7,11 +8,28 @@ export interface Assignment { person: string; task: string }
 
 /**
  * A task as assignment sees it: its id, its paper (`<conference>/<paperId>`), and what its
- * workspace hides: the repository (`code_url`, when the paper list gives one) and the task's mask
+ * workspace hides: the repository it is prepared from ({@link repositoryKey}) and the task's mask
  * paths (`maskRules` of src/core/workspace/mask.ts: repository-relative files or folders; the
  * root README is masked for every task, so it is not listed).
  */
 export interface AssignableTask { id: string; paper: string; repository?: string; masked?: readonly string[] }
+
+/**
+ * One repository however it is written: a folder as its absolute path; a URL without its scheme,
+ * user, trailing `/` and `.git`, in lower case, the scp form `git@host:owner/repo` as
+ * `host/owner/repo` (`https://GitHub.com/x/Toycal.git/` and `git@github.com:x/toycal` are one).
+ */
+export function repositoryKey(source: string): string {
+  const s = source.trim();
+  if (path.isAbsolute(s) || s.startsWith('.')) return `path:${path.resolve(s)}`;
+  let u = s.toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^[^@/]*@/, '');
+  const scp = /^([^/:]+):(?!\d+\/)(.*)$/.exec(u);
+  if (scp) u = `${scp[1]}/${scp[2]}`;
+  u = u.replace(/:\d+\//, '/');
+  while (u.endsWith('/')) u = u.slice(0, -1);
+  if (u.endsWith('.git')) u = u.slice(0, -4);
+  return `url:${u}`;
+}
 
 /** A person given two tasks where one task's workspace holds what the other masks. */
 export interface MaskSight { person: string; task: string; sees: string; path: string }

@@ -7,7 +7,8 @@ import { readRunSet } from '../runs/state';
 import { loadDatasets } from '../tasks/loader';
 import type { LoadResult } from '../tasks/types';
 import { maskRules } from '../workspace/mask';
-import { assignmentChanges, balancedAssignment, fixedAssignment, refuseMaskSights, type Assignment } from './assign';
+import { resolveTaskPin } from '../flows/prepareTask';
+import { assignmentChanges, balancedAssignment, fixedAssignment, refuseMaskSights, repositoryKey, type AssignableTask, type Assignment } from './assign';
 import { CampaignLog } from './log';
 import { runSetPart, type CampaignSpec } from './spec';
 
@@ -32,7 +33,12 @@ export async function planCampaign(spec: CampaignSpec, o: { env?: NodeJS.Process
   const loaded = o.loaded ?? await loadDatasets(specDatasets(runSpec, o.env));
   const tasks = await selectTasks(runSpec, loaded);
   const people = spec.baseline.baseliners.map((b) => b.id);
-  const assignable = tasks.map((t) => ({ id: t.id, paper: `${t.conference}/${t.paperId}`, repository: t.paper?.codeUrl, masked: maskRules(t).map((r) => r.path) }));
+  const assignable: AssignableTask[] = [];
+  for (const t of tasks) {
+    // The repository the session is prepared from (resolveTaskPin: the curation file's pin, else local_repo, else code_url).
+    const source = await resolveTaskPin(t).then((p) => p.source, () => t.paper?.localRepo ?? t.paper?.codeUrl);
+    assignable.push({ id: t.id, paper: `${t.conference}/${t.paperId}`, ...(source ? { repository: repositoryKey(source) } : {}), masked: maskRules(t).map((r) => r.path) });
+  }
   const assignment = spec.baseline.assignment === 'fixed'
     ? fixedAssignment(people, assignable, spec.baseline.fixed ?? {})
     : balancedAssignment(people, assignable, spec.baseline.perPerson?.tasks);

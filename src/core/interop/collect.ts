@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { ExpBenchError } from '../errors';
 import { isHarnessJudge, outcomeFromHarnessJudge } from './harnessIn';
-import { harnessGroup, readHarnessJudgeName } from './harnessLayout';
+import { harnessGroup, isHarnessOutputNotJudge, readHarnessJudgeName } from './harnessLayout';
 import { JudgeRecord } from '../judge/types';
 import { runKeyForSession } from '../review';
 import { outcomeFromRecord } from '../metrics/scores';
@@ -141,6 +141,11 @@ async function readOne(file: string, group: string, out: TaskOutcome[], skipped:
   }
   const rec = JudgeRecord.safeParse(json);
   if (rec.success) { out.push(outcomeFromRecord(rec.data, group, file)); return rec.data; }
+  if (isHarnessJudge(json) && isHarnessOutputNotJudge(file)) {
+    // The agent's answers (`…_eval_gen.json`) and the run's config are the harness's other files: scores in them are not a judgement.
+    skipped.push({ file, reason: 'a reference-harness file that is not its judge file (`…_eval_judge.json`): its score fields are not read as a judgement' });
+    return undefined;
+  }
   if (isHarnessJudge(json)) {
     const named = await readHarnessJudgeName(file);
     if (named && !named.conference && opts.conferenceOf) {

@@ -25,6 +25,14 @@ export interface HarnessJudgeName {
 
 const NAME = /^([^_\\/]+)_task_index_(\d+)(?:_iter_(\d+))?(?:_[^\\/]*)?_eval_judge\.json$/;
 const CONFERENCE = /^[a-z]+\d{4}$/;
+/** Any file the harness names for a task run (`<paperId>_task_index_<i>…`). */
+const RUN_FILE = /_task_index_\d/;
+
+/** True for a harness run's file other than its judge file (`…_eval_gen.json`, `…_gen_config_config.json`): named for a run, not `…_eval_judge.json`. */
+export function isHarnessOutputNotJudge(file: string): boolean {
+  const base = path.basename(file);
+  return RUN_FILE.test(base) && !NAME.test(base);
+}
 
 /**
  * Parses the harness's judge file name; undefined when `file` is not named

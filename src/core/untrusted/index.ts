@@ -11,4 +11,4 @@ export {
 } from './read';
 export { entryKind, isSpecial, kindWords, linkTarget, specialReason, walkEntries, type EntryKind, type SkippedEntry, type WalkedEntry } from './entries';
 export { ByteLines, HEAD_UNITS, TextLines, type LineHandlers } from './lines';
-export { hasControl, hasLineTerminator, isSpace, printable, trimEndOf, trimStartOf } from './text';
+export { hasControl, hasLineTerminator, isSpace, printable, printableLines, trimEndOf, trimStartOf } from './text';

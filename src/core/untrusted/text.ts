@@ -54,3 +54,8 @@ export function printable(s: string): string {
     return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
   });
 }
+
+/** {@link printable} of each line of `s`: its line breaks (`\n`) kept, every other control character escaped. */
+export function printableLines(s: string): string {
+  return s.split('\n').map(printable).join('\n');
+}

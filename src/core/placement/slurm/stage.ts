@@ -15,7 +15,7 @@ export function isInside(p: string, dir: string): boolean {
 
 /**
  * The CLI as the nodes start it, with a shared folder (`sharedDir`): a bundle already inside it
- * is taken as it is; else the package's runtime files (`package.json`, `dist/cli.js`, the bundled
+ * is taken when it and its two folders are this user's alone (as below); else the package's runtime files (`package.json`, `dist/cli.js`, the bundled
  * sample `samples/`) are copied once into `<sharedDir>/.expbench/cli/<hash>/`, `<hash>` the first
  * 16 hex digits of the SHA-256 of the bundle and package.json, through a temporary folder renamed
  * into place (a copy is whole or absent). `.expbench/`, `.expbench/cli/` and the copy must be
@@ -27,7 +27,12 @@ export function isInside(p: string, dir: string): boolean {
  */
 export async function stageCli(cli: CliEntry, sharedDir: string): Promise<StagedCli> {
   const script = cli.args[0];
-  if (isInside(script, sharedDir)) return { script };
+  if (isInside(script, sharedDir)) {
+    // The user's own copy in the shared folder: held to the same rule as a staged one, and checked by each job.
+    for (const d of [path.dirname(path.dirname(script)), path.dirname(script)]) await assertOwn(d, 'directory');
+    await assertOwn(script, 'file');
+    return { script, sha256: cliDigest(await fsp.readFile(script)) };
+  }
   const root = path.dirname(path.dirname(script));
   const pkg = path.join(root, 'package.json');
   if (path.basename(path.dirname(script)) !== 'dist' || !existsSync(pkg)) {
@@ -55,7 +60,10 @@ export async function stageCli(cli: CliEntry, sharedDir: string): Promise<Staged
     await fsp.writeFile(path.join(tmp, 'package.json'), pj);
     await fsp.writeFile(path.join(tmp, 'dist', 'cli.js'), bundle, { mode: 0o755 });
     const samples = path.join(root, 'samples');
-    if (existsSync(samples)) await fsp.cp(samples, path.join(tmp, 'samples'), { recursive: true, verbatimSymlinks: true });
+    if (existsSync(samples)) {
+      await fsp.cp(samples, path.join(tmp, 'samples'), { recursive: true, verbatimSymlinks: true });
+      await dropGroupWrite(path.join(tmp, 'samples'));
+    }
     await fsp.chmod(tmp, 0o755);
     await fsp.chmod(path.join(tmp, 'dist'), 0o755);
     await fsp.rename(tmp, dest).catch(async (e: NodeJS.ErrnoException) => {
@@ -78,6 +86,18 @@ export interface StagedCli { script: string; sha256?: string }
 /** The SHA-256 of the staged `dist/cli.js` (hex), which each job checks before it starts it (script.ts). */
 export function cliDigest(bundle: Buffer): string {
   return createHash('sha256').update(bundle).digest('hex');
+}
+
+/** Clears the group and others' write bits under `dir` (a copy keeps the install's modes, 0664 under umask 002); links are left as they are. */
+async function dropGroupWrite(dir: string): Promise<void> {
+  for (const e of await fsp.readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (e.isSymbolicLink()) continue;
+    const p = path.join(e.parentPath, e.name);
+    const st = await fsp.lstat(p);
+    if (st.mode & 0o022) await fsp.chmod(p, st.mode & 0o7755);
+  }
+  const st = await fsp.lstat(dir);
+  if (st.mode & 0o022) await fsp.chmod(dir, st.mode & 0o7755);
 }
 
 function stageError(sharedDir: string, e: unknown): ExpBenchError {
