@@ -47,7 +47,9 @@ export function maskSights(assignment: readonly Assignment[], tasks: readonly As
   const mine = new Map<string, AssignableTask[]>();
   for (const a of assignment) {
     const t = byId.get(a.task);
-    if (t) mine.set(a.person, [...(mine.get(a.person) ?? []), t]);
+    if (!t) continue;
+    const list = mine.get(a.person);
+    if (list) list.push(t); else mine.set(a.person, [t]);
   }
   const out: MaskSight[] = [];
   for (const [person, list] of mine) {

@@ -8,7 +8,7 @@ import { runKeyForSession } from '../review';
 import { outcomeFromRecord } from '../metrics/scores';
 import type { TaskOutcome } from '../metrics/types';
 import { errorMessage } from '../util/errors';
-import { LIMITS, entryKind, kindWords, readUntrusted, trimEndOf } from '../untrusted';
+import { LIMITS, entryKind, kindWords, readUntrustedText, trimEndOf } from '../untrusted';
 
 /**
  * Gathers the judged tasks under each folder: session folders (`private/judge/latest.json`) and
@@ -123,15 +123,14 @@ async function readOne(file: string, group: string, out: TaskOutcome[], skipped:
     skipped.push({ file, reason: 'not a judge file (a judge record or a reference-harness judge file is a .json file)' });
     return;
   }
-  let text: string;
+  let text: string | undefined;
   try {
-    const buf = await readUntrusted(file, { maxBytes: LIMITS.judgeFileBytes, what: 'a judge file' });
-    if (buf === undefined) { skipped.push({ file, reason: 'vanished while the folder was read' }); return; }
-    text = buf.toString('utf8');
+    text = await readUntrustedText(file, { maxBytes: LIMITS.judgeFileBytes, what: 'a judge file' });
   } catch (e) {
     skipped.push({ file, reason: errorMessage(e) });
     return;
   }
+  if (text === undefined) { skipped.push({ file, reason: 'vanished while the folder was read' }); return; }
   let json: unknown;
   try {
     json = JSON.parse(text);

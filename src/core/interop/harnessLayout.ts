@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { LIMITS, readUntrusted } from '../untrusted';
+import { LIMITS, readUntrustedText } from '../untrusted';
 
 /**
  * What the name and place of one reference-harness judge file say about it. The harness writes
@@ -78,9 +78,9 @@ function layoutOf(dir: string, paperId: string): { conference?: string; agent: s
 async function readConfig(file: string): Promise<Record<string, unknown> | undefined> {
   try {
     // As the judge files beside it: no link followed, no FIFO opened, bounded (src/core/untrusted/read.ts).
-    const buf = await readUntrusted(file, { maxBytes: LIMITS.judgeFileBytes, what: 'a harness config file' });
-    if (buf === undefined) return undefined;
-    const j: unknown = JSON.parse(buf.toString('utf8'));
+    const text = await readUntrustedText(file, { maxBytes: LIMITS.judgeFileBytes, what: 'a harness config file' });
+    if (text === undefined) return undefined;
+    const j: unknown = JSON.parse(text);
     return j && typeof j === 'object' && !Array.isArray(j) ? j as Record<string, unknown> : undefined;
   } catch {
     return undefined;

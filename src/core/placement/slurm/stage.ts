@@ -80,8 +80,8 @@ export async function stageCli(cli: CliEntry, sharedDir: string): Promise<Staged
   return { script: staged, sha256: cliDigest(bundle) };
 }
 
-/** The CLI the jobs start: its path, and the SHA-256 (hex) of the copy this process staged (none for a bundle the user put in the shared folder). */
-export interface StagedCli { script: string; sha256?: string }
+/** The CLI the jobs start: its path in the shared folder, and the SHA-256 (hex) of its bytes, which each job checks. */
+export interface StagedCli { script: string; sha256: string }
 
 /** The SHA-256 of the staged `dist/cli.js` (hex), which each job checks before it starts it (script.ts). */
 export function cliDigest(bundle: Buffer): string {
