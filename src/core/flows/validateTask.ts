@@ -8,7 +8,7 @@ import { createContainer, LABEL_OWNER } from '../sandbox/containers';
 import { ownerToken } from '../sandbox/processes';
 import type { Task } from '../tasks/types';
 import { checkClaims, DEFAULT_LIMITS, type ClaimsResult, type VerifyLimits } from '../verify';
-import { collectChangedFiles, MAX_CHANGED_FILE_BYTES, MAX_CHANGED_FILES, pipeLines, WRAPPER_DIR } from '../verify/container-io';
+import { collectChangedFiles, MAX_CHANGED_FILE_BYTES, MAX_CHANGED_FILES, pipeLines, touchMarker, WRAPPER_DIR } from '../verify/container-io';
 import { removeWithRetry } from '../verify/finish';
 import { dataMountBinds } from '../verify/mounts';
 import { DEFAULT_LOG_CAP_BYTES, readLogText, RunLogs } from '../verify/logs';
@@ -203,7 +203,7 @@ function wrapperScript(backstopSeconds: number): string {
     'code=0',
     `if [ -n "$EXPBENCH_SETUP" ]; then timeout -k 5 ${Math.ceil(backstopSeconds)} bash -ec "$EXPBENCH_SETUP"; code=$?; fi`,
     `if [ $code -ne 0 ]; then echo "expbench: the environment's setup failed (exit $code); the command was not run" >&2; touch ${WRAPPER_DIR}/setup-failed; fi`,
-    `touch ${WRAPPER_DIR}/start`,
+    touchMarker(`${WRAPPER_DIR}/start`),
     `if [ $code -eq 0 ]; then timeout -k 5 ${Math.ceil(backstopSeconds)} bash -c "$EXPBENCH_RUN"; code=$?; fi`,
     `df -P -B1 ${SCRATCH_DIR} | tail -n 1 > ${WRAPPER_DIR}/df`,
     `{ find ${SCRATCH_DIR}/repo -xdev -type f -newer ${WRAPPER_DIR}/start -size -${MAX_CHANGED_FILE_BYTES / 1024 + 1}k -not -path '*/.git/*' -print0`
